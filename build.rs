@@ -1,0 +1,22 @@
+//! Build script: checks that `./setup.sh` has provided libtorch and bakes an rpath to it into every binary
+//! (library tests, integration tests, the CLI), so nothing has to set `LD_LIBRARY_PATH`.
+use std::path::PathBuf;
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=LIBTORCH");
+    println!("cargo:rerun-if-changed=build.rs");
+    let libtorch = match std::env::var("LIBTORCH") {
+        Ok(dir) => PathBuf::from(dir),
+        Err(_) => panic!("LIBTORCH is not set: run ./setup.sh from the crossling folder (it installs torch in .venv)"),
+    };
+    let lib = libtorch.join("lib");
+    if !lib.join("libtorch_cpu.so").exists() && !lib.join("libtorch_cpu.dylib").exists() {
+        panic!(
+            "libtorch not found at {}: run ./setup.sh from the crossling folder (it installs torch==2.13.0 in .venv)",
+            lib.display()
+        );
+    }
+    // Keep the path through the .venv/libtorch link, so a rebuilt virtual environment needs no rebuild here.
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib.display());
+    println!("cargo:rustc-env=CROSSLING_LIBTORCH_LIB={}", lib.display());
+}

@@ -1,0 +1,21 @@
+//! # crossling
+//!
+//! Reproduces, end to end and from real data, two studies of cross-lingual structure in masked language models —
+//! Wu, Conneau, Li, Zettlemoyer & Stoyanov (ACL 2020), *Emerging Cross-lingual Structure in Pretrained Language
+//! Models*, and Liu, Hsu, Chuang & Lee (2020), *A Study of Cross-Lingual Ability and Language-specific Information
+//! in Multilingual BERT* — and exposes the same primitives for researchers' own models.
+//!
+//! Modules follow the flow of `DESIGN.md`:
+//! - [`data`]: manifests, resolution (mirror ▸ cache ▸ download) with sha256 checks, one reader per format.
+//! - [`device`]: device selection and facts about the linked libtorch.
+//! - [`text`]: corpus building (per-language streams, splits, caps, domains, sentence splitting, Chinese
+//!   segmentation).
+pub mod data;
+pub mod device;
+pub mod error;
+pub mod text;
+
+pub use error::{Error, Result};
+
+/// The languages of the studies, in their order.
+pub const LANGUAGES: [&str; 5] = ["en", "fr", "de", "ru", "zh"];
