@@ -6,6 +6,6 @@
 // pub mod documents;
 pub mod formats;
 pub mod manifest;
-// pub mod resolve;
+pub mod resolve;
 // pub mod stats;
 pub mod text_file;
