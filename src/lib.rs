@@ -12,6 +12,7 @@
 //!   segmentation).
 pub mod data;
 pub mod device;
+pub mod model;
 pub mod error;
 pub mod text;
 

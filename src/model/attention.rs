@@ -1,0 +1,123 @@
+//! Multi-head self-attention (Vaswani et al. 2017, §3.2) as in BERT (Devlin et al. 2019), post-LN:
+//! `LayerNorm(x + Dropout(W_o · Attention(x W_q, x W_k, x W_v)))`, with
+//! `Attention(Q, K, V) = softmax(Q Kᵀ / √d_head + M) V`, computed by libtorch's fused
+//! `scaled_dot_product_attention`. `M` is an additive key-padding mask (0 for tokens, a large negative number
+//! for padding). HF names: `attention.self.{query,key,value}`, `attention.output.dense`,
+//! `attention.output.LayerNorm`.
+use tch::{nn, nn::Module, Kind, Tensor};
+
+use super::config::ModelConfig;
+use super::sharing::{dense, layer_norm};
+
+/// Converts a `[batch, seq]` key mask (1 = token, 0 = padding; any numeric or bool kind) to the additive
+/// mask broadcast over heads and queries. Padded keys get a value whose exponential underflows to exactly 0,
+/// while a fully padded row stays finite (no NaN).
+///
+/// # Shapes
+/// `mask`: `[batch, seq]` → `[batch, 1, 1, seq]` of kind `kind`
+pub fn additive_mask(mask: &Tensor, kind: Kind) -> Tensor {
+    let neg: f64 = match kind {
+        Kind::Half => -1e4,
+        _ => -1e9,
+    };
+    let keep = mask.to_kind(Kind::Float).unsqueeze(1).unsqueeze(1); // [batch, 1, 1, seq]
+    ((1.0f64 - keep) * neg).to_kind(kind)
+}
+
+/// Fused scaled dot-product attention with an optional key-padding mask.
+///
+/// # Shapes
+/// `q`, `k`, `v`: `[batch, heads, seq, head_dim]`; `key_mask`: `[batch, seq]` (1 = token)
+/// → `[batch, heads, seq, head_dim]`
+pub fn attend(q: &Tensor, k: &Tensor, v: &Tensor, key_mask: Option<&Tensor>, dropout: f64, train: bool) -> Tensor {
+    let mask = key_mask.map(|m| additive_mask(m, q.kind()));
+    let p = if train { dropout } else { 0.0 };
+    Tensor::scaled_dot_product_attention(q, k, v, mask.as_ref(), p, false, None::<f64>, false)
+}
+
+/// BERT self-attention block (`attention.self` + `attention.output`).
+#[derive(Debug)]
+pub struct Attention {
+    /// `self.query`.
+    pub query: nn::Linear,
+    /// `self.key`.
+    pub key: nn::Linear,
+    /// `self.value`.
+    pub value: nn::Linear,
+    /// `output.dense`.
+    pub output: nn::Linear,
+    /// `output.LayerNorm`.
+    pub layer_norm: nn::LayerNorm,
+    heads: i64,
+    dropout: f64,
+    attention_dropout: f64,
+}
+
+impl Attention {
+    /// Builds the block under `p` (HF: `bert.encoder.layer.{i}.attention`).
+    pub fn new(p: &nn::Path, cfg: &ModelConfig) -> Self {
+        let d = cfg.hidden;
+        let s = p / "self";
+        let o = p / "output";
+        Attention {
+            query: dense(&(&s / "query"), d, d),
+            key: dense(&(&s / "key"), d, d),
+            value: dense(&(&s / "value"), d, d),
+            output: dense(&(&o / "dense"), d, d),
+            layer_norm: layer_norm(&(&o / "LayerNorm"), d, cfg.layer_norm_eps),
+            heads: cfg.heads as i64,
+            dropout: cfg.dropout,
+            attention_dropout: cfg.attention_dropout,
+        }
+    }
+
+    /// Self-attention with residual connection and LayerNorm.
+    ///
+    /// # Shapes
+    /// `x`: `[batch, seq, hidden]`; `key_mask`: `[batch, seq]` (1 = token) → `[batch, seq, hidden]`
+    pub fn forward(&self, x: &Tensor, key_mask: Option<&Tensor>, train: bool) -> Tensor {
+        let (b, t, d) = x.size3().expect("hidden states are [batch, seq, hidden]");
+        let split = |y: Tensor| y.view([b, t, self.heads, d / self.heads]).transpose(1, 2); // [b, H, t, d/H]
+        let q = split(self.query.forward(x));
+        let k = split(self.key.forward(x));
+        let v = split(self.value.forward(x));
+        let ctx = attend(&q, &k, &v, key_mask, self.attention_dropout, train); // [b, H, t, d/H]
+        let ctx = ctx.transpose(1, 2).contiguous().view([b, t, d]); // [b, t, d]
+        let out = self.output.forward(&ctx).dropout(self.dropout, train);
+        self.layer_norm.forward(&(out + x))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fused_attention_matches_manual_reference() {
+        let _rng = crate::model::tests::rng_lock();
+        tch::manual_seed(7);
+        let (b, h, t, e) = (3, 2, 5, 4);
+        let q = Tensor::randn([b, h, t, e], (Kind::Double, tch::Device::Cpu));
+        let k = Tensor::randn([b, h, t, e], (Kind::Double, tch::Device::Cpu));
+        let v = Tensor::randn([b, h, t, e], (Kind::Double, tch::Device::Cpu));
+        let mask = Tensor::from_slice2(&[[1i64, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 0, 0, 0, 0]]);
+        for m in [None, Some(&mask)] {
+            let fused = attend(&q, &k, &v, m, 0.1, false);
+            let mut scores = q.matmul(&k.transpose(-2, -1)) / (e as f64).sqrt(); // [b, h, t, t]
+            if let Some(m) = m {
+                scores += additive_mask(m, Kind::Double);
+            }
+            let reference = scores.softmax(-1, Kind::Double).matmul(&v);
+            let diff = (fused - reference).abs().max().double_value(&[]);
+            assert!(diff < 1e-10, "max difference {diff}");
+        }
+    }
+
+    #[test]
+    fn mask_is_zero_for_tokens_and_negative_for_padding() {
+        let m = additive_mask(&Tensor::from_slice2(&[[1i64, 0]]), Kind::Float);
+        assert_eq!(m.size(), vec![1, 1, 1, 2]);
+        assert_eq!(m.double_value(&[0, 0, 0, 0]), 0.0);
+        assert!(m.double_value(&[0, 0, 0, 1]) <= -1e8);
+    }
+}

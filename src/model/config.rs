@@ -1,0 +1,265 @@
+//! Model configuration: the architecture of the BERT-style encoder and the sharing plan of Wu et al. (2020, §3–4),
+//! as a serde struct (`deny_unknown_fields`) with defaults and named presets (`smoke`, `cpu`, `paper`).
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Which parameters are per language (Wu et al. 2020, §4 "Parameter sharing": *Sep Emb*, *Sep L1-k*).
+///
+/// Everything not listed here is shared by all languages. A separated part lives under a `lang.{lang}`
+/// segment of its usual Hugging Face name; nothing else is renamed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SharingPlan {
+    /// Separate word embeddings per language (`bert.embeddings.lang.{lang}.word_embeddings.weight`); the tied
+    /// output softmax of a language uses that language's embeddings and its own bias
+    /// (`cls.predictions.lang.{lang}.bias`). Position embeddings and the embedding LayerNorm stay shared.
+    pub sep_emb: bool,
+    /// Number of bottom transformer layers (layers `0..k`, i.e. the paper's L1..Lk) that get one copy per
+    /// language (`bert.encoder.layer.{i}.lang.{lang}.…`).
+    pub sep_layers: usize,
+}
+
+impl SharingPlan {
+    /// True when any parameter is per language.
+    pub fn is_separated(&self) -> bool {
+        self.sep_emb || self.sep_layers > 0
+    }
+}
+
+/// Architecture of the masked language model (Devlin et al. 2019 post-LN BERT) plus its sharing plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelConfig {
+    /// Size of the (joint or per-language-shaped) vocabulary.
+    pub vocab_size: usize,
+    /// Model width `d`.
+    pub hidden: usize,
+    /// Number of transformer layers `L`.
+    pub layers: usize,
+    /// Number of attention heads `H`; must divide `hidden`.
+    pub heads: usize,
+    /// Width of the feed-forward layer; `None` means `4 * hidden` (see [`ModelConfig::ffn_dim`]).
+    pub ffn: Option<usize>,
+    /// Number of learned positions (the study used 256-token streams).
+    pub max_positions: usize,
+    /// Dropout on embeddings, attention output and feed-forward output.
+    pub dropout: f64,
+    /// Dropout on attention probabilities.
+    pub attention_dropout: f64,
+    /// LayerNorm epsilon.
+    pub layer_norm_eps: f64,
+    /// Language codes, needed when the sharing plan separates anything.
+    pub languages: Vec<String>,
+    /// Which parameters are per language.
+    pub sharing: SharingPlan,
+    /// Tie the output softmax to the word embeddings (as BERT does).
+    pub tie_output: bool,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        ModelConfig {
+            vocab_size: 32_000,
+            hidden: 768,
+            layers: 8,
+            heads: 12,
+            ffn: None,
+            max_positions: 512,
+            dropout: 0.1,
+            attention_dropout: 0.1,
+            layer_norm_eps: 1e-12,
+            languages: Vec::new(),
+            sharing: SharingPlan::default(),
+            tie_output: true,
+        }
+    }
+}
+
+/// Names accepted by [`ModelConfig::preset`].
+pub const PRESETS: [&str; 3] = ["smoke", "cpu", "paper"];
+
+impl ModelConfig {
+    /// A named preset: `smoke` (2 layers, width 64, 2 heads), `cpu` (4 layers, width 256, 4 heads) or
+    /// `paper` (8 layers, width 768, 12 heads, as in Wu et al. 2020). Shares everything; set
+    /// [`ModelConfig::sharing`] for an ablation.
+    pub fn preset<I, S>(name: &str, vocab_size: usize, languages: I) -> Result<Self>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let (layers, hidden, heads) = match name {
+            "smoke" => (2, 64, 2),
+            "cpu" => (4, 256, 4),
+            "paper" => (8, 768, 12),
+            other => {
+                return Err(Error::Invalid(format!(
+                    "unknown model preset '{other}'; known presets: {}",
+                    PRESETS.join(", ")
+                )))
+            }
+        };
+        let cfg = ModelConfig {
+            vocab_size,
+            hidden,
+            layers,
+            heads,
+            languages: languages.into_iter().map(Into::into).collect(),
+            ..ModelConfig::default()
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Width of the feed-forward layer: `ffn`, or `4 * hidden` when unset.
+    pub fn ffn_dim(&self) -> usize {
+        self.ffn.unwrap_or(4 * self.hidden)
+    }
+
+    /// Width of one attention head.
+    pub fn head_dim(&self) -> usize {
+        self.hidden / self.heads.max(1)
+    }
+
+    /// Checks the configuration; every error says which field is wrong and what was expected.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |msg: String| Err(Error::Invalid(format!("model config: {msg}")));
+        if self.vocab_size == 0 {
+            return bad("vocab_size must be positive".into());
+        }
+        if self.hidden == 0 || self.heads == 0 {
+            return bad(format!("hidden ({}) and heads ({}) must be positive", self.hidden, self.heads));
+        }
+        if self.hidden % self.heads != 0 {
+            return bad(format!("hidden ({}) must be divisible by heads ({})", self.hidden, self.heads));
+        }
+        if self.layers == 0 {
+            return bad("layers must be at least 1".into());
+        }
+        if self.ffn == Some(0) {
+            return bad("ffn must be positive when given".into());
+        }
+        if self.max_positions == 0 {
+            return bad("max_positions must be positive".into());
+        }
+        for (name, p) in [("dropout", self.dropout), ("attention_dropout", self.attention_dropout)] {
+            if !(0.0..1.0).contains(&p) {
+                return bad(format!("{name} must be in [0, 1), got {p}"));
+            }
+        }
+        if self.layer_norm_eps.is_nan() || self.layer_norm_eps <= 0.0 {
+            return bad(format!("layer_norm_eps must be positive, got {}", self.layer_norm_eps));
+        }
+        if self.sharing.sep_layers > self.layers {
+            return bad(format!(
+                "sharing.sep_layers ({}) must not exceed layers ({})",
+                self.sharing.sep_layers, self.layers
+            ));
+        }
+        if self.sharing.is_separated() && self.languages.is_empty() {
+            return bad("languages must be non-empty when sharing.sep_emb or sharing.sep_layers > 0".into());
+        }
+        let mut seen = BTreeSet::new();
+        for lang in &self.languages {
+            if lang.is_empty() || lang.contains('.') {
+                return bad(format!("language code '{lang}' must be non-empty and contain no '.'"));
+            }
+            if !seen.insert(lang.as_str()) {
+                return bad(format!("duplicate language '{lang}' in languages"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Serialises to pretty JSON (the `config.json` stored beside a checkpoint).
+    pub fn to_json(&self) -> Result<String> {
+        serde_json::to_string_pretty(self).map_err(|e| Error::Invalid(format!("model config: {e}")))
+    }
+
+    /// Parses and validates JSON; unknown fields are errors.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let cfg: ModelConfig =
+            serde_json::from_str(text).map_err(|e| Error::Invalid(format!("model config JSON: {e}")))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Writes [`ModelConfig::to_json`] to `path`.
+    pub fn save_json(&self, path: impl AsRef<Path>) -> Result<()> {
+        std::fs::write(path.as_ref(), self.to_json()?).map_err(|e| Error::io(path.as_ref(), e))
+    }
+
+    /// Reads and validates a `config.json`; errors name the file.
+    pub fn load_json(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let cfg: ModelConfig = serde_json::from_str(&text).map_err(|e| Error::format_file(path, e.to_string()))?;
+        cfg.validate().map_err(|e| Error::format_file(path, e.to_string()))?;
+        Ok(cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(r: Result<impl std::fmt::Debug>) -> String {
+        r.expect_err("expected an error").to_string()
+    }
+
+    #[test]
+    fn presets_and_defaults() {
+        let c = ModelConfig::preset("smoke", 100, ["en", "fr"]).unwrap();
+        assert_eq!((c.layers, c.hidden, c.heads, c.ffn_dim()), (2, 64, 2, 256));
+        let c = ModelConfig::preset("cpu", 100, Vec::<String>::new()).unwrap();
+        assert_eq!((c.layers, c.hidden, c.heads), (4, 256, 4));
+        let c = ModelConfig::preset("paper", 100, ["en"]).unwrap();
+        assert_eq!((c.layers, c.hidden, c.heads, c.max_positions), (8, 768, 12, 512));
+        assert!(c.tie_output && c.dropout == 0.1 && c.layer_norm_eps == 1e-12);
+        assert!(ModelConfig::default().validate().is_ok());
+    }
+
+    #[test]
+    fn config_errors_are_clear() {
+        let m = err(ModelConfig::preset("huge", 100, ["en"]));
+        assert!(m.contains("unknown model preset 'huge'") && m.contains("smoke, cpu, paper"), "{m}");
+
+        let c = ModelConfig { hidden: 65, heads: 2, ..ModelConfig::default() };
+        let m = err(c.validate());
+        assert!(m.contains("hidden (65) must be divisible by heads (2)"), "{m}");
+
+        let mut c = ModelConfig::preset("smoke", 10, ["en", "fr"]).unwrap();
+        c.sharing.sep_layers = 3;
+        let m = err(c.validate());
+        assert!(m.contains("sep_layers (3) must not exceed layers (2)"), "{m}");
+
+        let c = ModelConfig { sharing: SharingPlan { sep_emb: true, sep_layers: 0 }, ..ModelConfig::default() };
+        assert!(err(c.validate()).contains("languages must be non-empty"));
+
+        let c = ModelConfig { languages: vec!["en".into(), "en".into()], ..ModelConfig::default() };
+        assert!(err(c.validate()).contains("duplicate language 'en'"));
+
+        let m = err(ModelConfig::from_json(r#"{"hiden": 64}"#));
+        assert!(m.contains("unknown field `hiden`"), "{m}");
+        let m = err(ModelConfig::from_json(r#"{"sharing": {"sep_embs": true}}"#));
+        assert!(m.contains("unknown field `sep_embs`"), "{m}");
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let mut c = ModelConfig::preset("smoke", 50, ["en", "fr"]).unwrap();
+        c.sharing = SharingPlan { sep_emb: true, sep_layers: 1 };
+        c.ffn = Some(100);
+        let back = ModelConfig::from_json(&c.to_json().unwrap()).unwrap();
+        assert_eq!(back, c);
+        let partial = ModelConfig::from_json(r#"{"vocab_size": 10, "hidden": 8, "heads": 2}"#).unwrap();
+        assert_eq!(partial.layers, 8);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        c.save_json(&path).unwrap();
+        assert_eq!(ModelConfig::load_json(&path).unwrap(), c);
+    }
+}

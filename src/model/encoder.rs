@@ -1,0 +1,93 @@
+//! The BERT encoder (Devlin et al. 2019; Vaswani et al. 2017) with the sharing plan of Wu et al. (2020,
+//! §3–4): embeddings (optionally per language) and `L` layers whose bottom `sep_layers` may be per language
+//! (`encoder.layer.{i}.lang.{lang}.…`). Each batch is one language, as in the study.
+use tch::{nn, Tensor};
+
+use super::config::ModelConfig;
+use super::embeddings::Embeddings;
+use super::layer::Layer;
+use super::sharing::PerLanguage;
+use crate::error::{Error, Result};
+
+/// Every layer's hidden states.
+#[derive(Debug)]
+pub struct EncoderOutput {
+    /// `L + 1` entries: 0 is the embedding output, `i` the output of layer `i`; each `[batch, seq, hidden]`.
+    pub hidden_states: Vec<Tensor>,
+}
+
+impl EncoderOutput {
+    /// The last layer's output.
+    ///
+    /// # Shapes
+    /// `[batch, seq, hidden]`
+    pub fn last(&self) -> &Tensor {
+        // `Encoder::forward` always pushes the embedding output, so the vector is never empty.
+        &self.hidden_states[self.hidden_states.len() - 1]
+    }
+}
+
+/// BERT encoder: embeddings + layers (HF `BertModel` names under the given path).
+#[derive(Debug)]
+pub struct Encoder {
+    /// `embeddings`.
+    pub embeddings: Embeddings,
+    /// `encoder.layer.{i}`, shared or per language.
+    pub layers: Vec<PerLanguage<Layer>>,
+    cfg: ModelConfig,
+}
+
+impl Encoder {
+    /// Validates `cfg` and builds the encoder under `p`; for HF `BertForMaskedLM` names pass `root / "bert"`.
+    pub fn new(p: &nn::Path, cfg: &ModelConfig) -> Result<Self> {
+        cfg.validate()?;
+        let embeddings = Embeddings::new(&(p / "embeddings"), cfg)?;
+        let lp = p / "encoder" / "layer";
+        let layers = (0..cfg.layers)
+            .map(|i| {
+                let sep = i < cfg.sharing.sep_layers;
+                PerLanguage::build(&(&lp / i), sep, &cfg.languages, |q| Ok(Layer::new(q, cfg)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Encoder { embeddings, layers, cfg: cfg.clone() })
+    }
+
+    /// The configuration the encoder was built from.
+    pub fn config(&self) -> &ModelConfig {
+        &self.cfg
+    }
+
+    /// Runs the encoder on a batch of one language.
+    ///
+    /// # Shapes
+    /// `input_ids`: `[batch, seq]` i64; `attention_mask`: `[batch, seq]` (1 = token, 0 = padding)
+    /// → `hidden_states`: `L + 1` × `[batch, seq, hidden]`
+    pub fn forward(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        lang: &str,
+        train: bool,
+    ) -> Result<EncoderOutput> {
+        if let Some(m) = attention_mask {
+            if m.size() != input_ids.size() {
+                return Err(Error::Invalid(format!(
+                    "attention_mask shape {:?} differs from input_ids shape {:?}",
+                    m.size(),
+                    input_ids.size()
+                )));
+            }
+        }
+        // Resolve every per-language part first so an unknown language fails before any compute.
+        let layers = self.layers.iter().map(|l| l.get(lang)).collect::<Result<Vec<_>>>()?;
+        let mut hidden_states = Vec::with_capacity(layers.len() + 1);
+        let mut x = self.embeddings.forward(input_ids, lang, train)?; // [batch, seq, hidden]
+        for layer in layers {
+            let next = layer.forward(&x, attention_mask, train);
+            hidden_states.push(x);
+            x = next;
+        }
+        hidden_states.push(x);
+        Ok(EncoderOutput { hidden_states })
+    }
+}

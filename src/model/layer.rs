@@ -1,0 +1,47 @@
+//! One post-LN transformer layer of BERT (Vaswani et al. 2017; Devlin et al. 2019): self-attention block,
+//! then `LayerNorm(h + Dropout(W_2 · GELU(W_1 h)))`. HF names: `attention.…`, `intermediate.dense`,
+//! `output.dense`, `output.LayerNorm`.
+use tch::{nn, nn::Module, Tensor};
+
+use super::attention::Attention;
+use super::config::ModelConfig;
+use super::sharing::{dense, layer_norm};
+
+/// A BERT encoder layer (HF: `bert.encoder.layer.{i}`).
+#[derive(Debug)]
+pub struct Layer {
+    /// `attention`.
+    pub attention: Attention,
+    /// `intermediate.dense`, `[ffn, hidden]`.
+    pub intermediate: nn::Linear,
+    /// `output.dense`, `[hidden, ffn]`.
+    pub output: nn::Linear,
+    /// `output.LayerNorm`.
+    pub layer_norm: nn::LayerNorm,
+    dropout: f64,
+}
+
+impl Layer {
+    /// Builds the layer under `p`.
+    pub fn new(p: &nn::Path, cfg: &ModelConfig) -> Self {
+        let (d, f) = (cfg.hidden, cfg.ffn_dim());
+        Layer {
+            attention: Attention::new(&(p / "attention"), cfg),
+            intermediate: dense(&(p / "intermediate" / "dense"), d, f),
+            output: dense(&(p / "output" / "dense"), f, d),
+            layer_norm: layer_norm(&(p / "output" / "LayerNorm"), d, cfg.layer_norm_eps),
+            dropout: cfg.dropout,
+        }
+    }
+
+    /// Applies the layer.
+    ///
+    /// # Shapes
+    /// `x`: `[batch, seq, hidden]`; `key_mask`: `[batch, seq]` (1 = token) → `[batch, seq, hidden]`
+    pub fn forward(&self, x: &Tensor, key_mask: Option<&Tensor>, train: bool) -> Tensor {
+        let h = self.attention.forward(x, key_mask, train); // [batch, seq, hidden]
+        let f = self.intermediate.forward(&h).gelu("none"); // [batch, seq, ffn]
+        let out = self.output.forward(&f).dropout(self.dropout, train); // [batch, seq, hidden]
+        self.layer_norm.forward(&(out + h))
+    }
+}
