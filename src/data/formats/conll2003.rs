@@ -1,1 +1,108 @@
-//! (being written)
+//! English CoNLL-2003 named-entity data (Tjong Kim Sang & De Meulder 2003, "Introduction to the CoNLL-2003
+//! Shared Task: Language-Independent Named Entity Recognition", CoNLL).
+//!
+//! Format: one token a line, space-separated columns `word POS … tag` (the mirrored files have three columns,
+//! `word POS tag`; the original release has four, `word POS chunk tag`); the NER tag is the last column, BIO over
+//! PER, ORG, LOC and MISC. A blank line separates sentences; `-DOCSTART-` lines (document boundaries) are
+//! skipped. Fewer than two columns or an unknown tag is an error naming `file:line`.
+use super::TaggedSentence;
+use crate::data::text_file::LineReader;
+use crate::error::{Error, Result};
+use std::path::Path;
+
+fn valid_tag(t: &str) -> bool {
+    t == "O" || matches!(t.split_once('-'), Some(("B" | "I", "PER" | "ORG" | "LOC" | "MISC")))
+}
+
+/// Read a CoNLL-2003 file into sentences of (word, NER tag).
+pub fn read(path: &Path) -> Result<Vec<TaggedSentence>> {
+    let mut reader = LineReader::open(path)?;
+    let mut out = Vec::new();
+    let mut cur = TaggedSentence { tokens: Vec::new(), tags: Vec::new() };
+    while let Some(line) = reader.next_line()? {
+        let line_no = reader.line_no();
+        if line.trim().is_empty() {
+            if !cur.tokens.is_empty() {
+                out.push(std::mem::replace(&mut cur, TaggedSentence { tokens: Vec::new(), tags: Vec::new() }));
+            }
+            continue;
+        }
+        if line.starts_with("-DOCSTART-") {
+            continue;
+        }
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        let (Some(word), Some(tag)) = (cols.first(), cols.last()) else { continue };
+        if cols.len() < 2 {
+            return Err(Error::format(
+                path,
+                line_no,
+                format!("{} column(s) (expected `word POS tag`, space-separated, tag last)", cols.len()),
+            ));
+        }
+        if !valid_tag(tag) {
+            return Err(Error::format(
+                path,
+                line_no,
+                format!("unknown tag {tag:?} (expected O or B-/I- with PER, ORG, LOC or MISC)"),
+            ));
+        }
+        cur.tokens.push(word.to_string());
+        cur.tags.push(tag.to_string());
+    }
+    if !cur.tokens.is_empty() {
+        out.push(cur);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn data_dir() -> Option<PathBuf> {
+        let d = std::env::var("CROSSLING_DATA")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")));
+        d.is_dir().then_some(d)
+    }
+
+    #[test]
+    fn parses_and_skips_docstart() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.txt");
+        std::fs::write(&p, "-DOCSTART- -X- -X- O\n\nEU NNP B-NP B-ORG\nrejects VBZ B-VP O\n\nPeter NNP B-PER\n")
+            .unwrap();
+        let s = read(&p).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].tokens, ["EU", "rejects"]);
+        assert_eq!(s[0].tags, ["B-ORG", "O"]);
+        assert_eq!(s[1].tags, ["B-PER"]);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("bad.txt");
+        std::fs::write(&p, "EU NNP B-ORG\nlonely\n").unwrap();
+        let e = read(&p).unwrap_err().to_string();
+        assert!(e.contains("bad.txt:2") && e.contains("1 column"), "{e}");
+        std::fs::write(&p, "EU NNP B-XYZ\n").unwrap();
+        let e = read(&p).unwrap_err().to_string();
+        assert!(e.contains("bad.txt:1") && e.contains("unknown tag"), "{e}");
+    }
+
+    #[test]
+    fn real_conll2003_counts() {
+        let Some(d) = data_dir() else { return };
+        let f = d.join("ner/conll2003/train.txt");
+        if !f.is_file() {
+            return;
+        }
+        let s = read(&f).unwrap();
+        assert_eq!(s.len(), 14_041);
+        assert_eq!(s.iter().map(|s| s.tokens.len()).sum::<usize>(), 203_621);
+        assert_eq!(read(&d.join("ner/conll2003/dev.txt")).unwrap().len(), 3_250);
+        assert_eq!(read(&d.join("ner/conll2003/test.txt")).unwrap().len(), 3_453);
+    }
+}

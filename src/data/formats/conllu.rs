@@ -1,1 +1,321 @@
-//! (being written)
+//! CoNLL-U, the file format of Universal Dependencies (<https://universaldependencies.org/format.html>).
+//!
+//! A sentence is a block of lines ended by a blank line (or the end of the file):
+//! - comment lines starting with `#`, before the first word line; kept verbatim in [`Sentence::comments`], with
+//!   `# sent_id = …` and `# text = …` also parsed into [`Sentence::sent_id`] and [`Sentence::text`];
+//! - word lines of 10 tab-separated columns `ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC`, where ID is
+//!   an integer (a syntactic word, numbered consecutively from 1), a range `a-b` (a multiword token spanning
+//!   words a..=b, placed just before word a) or a decimal `i.k` (an empty node after word i, enhanced graphs).
+//!
+//! Validation: 10 columns, word ids consecutive from 1, HEAD `_` (parsed as `None`) or an integer no greater
+//! than the number of words, multiword ranges `a-b` with `a < b`, `a` the next word id and `b` within the
+//! sentence, empty-node ids `i.k` with `i` the last word id seen and `k` counting 1, 2, … Errors name `file:line`.
+//! [`open`] streams sentences; [`read`] collects them.
+use crate::data::text_file::LineReader;
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// A syntactic word (integer ID).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    pub id: usize,
+    pub form: String,
+    pub lemma: String,
+    pub upos: String,
+    pub xpos: String,
+    pub feats: String,
+    /// `None` where HEAD is `_`; `Some(0)` for the root.
+    pub head: Option<usize>,
+    pub deprel: String,
+    pub deps: String,
+    pub misc: String,
+}
+
+/// A multiword token line (`a-b`), covering words `first..=last`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MultiwordToken {
+    pub first: usize,
+    pub last: usize,
+    pub form: String,
+    pub misc: String,
+}
+
+/// An empty node (`i.k`) of the enhanced representation; `line` keeps the whole line verbatim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmptyNode {
+    pub id: (usize, usize),
+    pub form: String,
+    pub line: String,
+}
+
+/// One CoNLL-U sentence.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Sentence {
+    pub sent_id: Option<String>,
+    pub text: Option<String>,
+    /// Every comment line, verbatim (including the leading `#`).
+    pub comments: Vec<String>,
+    pub tokens: Vec<Token>,
+    pub multiword: Vec<MultiwordToken>,
+    pub empty_nodes: Vec<EmptyNode>,
+}
+
+/// A streaming CoNLL-U reader; yields one sentence at a time and stops after the first error.
+pub struct Reader {
+    lines: LineReader,
+    path: PathBuf,
+    done: bool,
+}
+
+/// Open a CoNLL-U file (gzip detected automatically) for streaming.
+pub fn open(path: &Path) -> Result<Reader> {
+    Ok(Reader { lines: LineReader::open(path)?, path: path.to_path_buf(), done: false })
+}
+
+/// Read a whole CoNLL-U file.
+pub fn read(path: &Path) -> Result<Vec<Sentence>> {
+    open(path)?.collect()
+}
+
+fn comment_value<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let rest = line.strip_prefix('#')?.trim_start().strip_prefix(key)?.trim_start();
+    Some(rest.strip_prefix('=')?.trim())
+}
+
+impl Reader {
+    fn err(&self, line: usize, msg: impl Into<String>) -> Error {
+        Error::format(&self.path, line, msg)
+    }
+
+    fn parse_usize(&self, s: &str, line: usize, what: &str) -> Result<usize> {
+        s.parse::<usize>().map_err(|_| self.err(line, format!("{what} {s:?} (expected a non-negative integer)")))
+    }
+
+    /// Read the next sentence, or `None` at the end of the file.
+    fn next_sentence(&mut self) -> Result<Option<Sentence>> {
+        let mut s = Sentence::default();
+        let mut heads: Vec<(usize, usize)> = Vec::new(); // (head, line) for the final check
+        let mut ranges: Vec<(usize, usize)> = Vec::new(); // (last, line)
+        let mut started = false;
+        let mut first_line = 0;
+        while let Some(line) = self.lines.next_line()? {
+            let line_no = self.lines.line_no();
+            if line.trim().is_empty() {
+                if started {
+                    break;
+                }
+                continue;
+            }
+            if !started {
+                started = true;
+                first_line = line_no;
+            }
+            if line.starts_with('#') {
+                if !s.tokens.is_empty() || !s.multiword.is_empty() || !s.empty_nodes.is_empty() {
+                    return Err(
+                        self.err(line_no, "comment after word lines (expected comments before the first word line)")
+                    );
+                }
+                if let Some(v) = comment_value(&line, "sent_id") {
+                    s.sent_id = Some(v.to_string());
+                } else if let Some(v) = comment_value(&line, "text") {
+                    s.text = Some(v.to_string());
+                }
+                s.comments.push(line);
+                continue;
+            }
+            let cols: Vec<&str> = line.split('\t').collect();
+            if cols.len() != 10 {
+                return Err(self.err(
+                    line_no,
+                    format!(
+                        "{} tab-separated columns (expected 10: ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC)",
+                        cols.len()
+                    ),
+                ));
+            }
+            let id = cols[0];
+            let next_id = s.tokens.len() + 1;
+            if let Some((a, b)) = id.split_once('-') {
+                let first = self.parse_usize(a, line_no, "multiword range start")?;
+                let last = self.parse_usize(b, line_no, "multiword range end")?;
+                if first != next_id || last <= first {
+                    return Err(self.err(
+                        line_no,
+                        format!(
+                            "multiword range {id} (expected {next_id}-N with N > {next_id}, before word {next_id})"
+                        ),
+                    ));
+                }
+                ranges.push((last, line_no));
+                s.multiword.push(MultiwordToken { first, last, form: cols[1].to_string(), misc: cols[9].to_string() });
+            } else if let Some((a, b)) = id.split_once('.') {
+                let word = self.parse_usize(a, line_no, "empty node word id")?;
+                let k = self.parse_usize(b, line_no, "empty node index")?;
+                let expected_k = match s.empty_nodes.last() {
+                    Some(e) if e.id.0 == word => e.id.1 + 1,
+                    _ => 1,
+                };
+                if word != s.tokens.len() || k != expected_k {
+                    return Err(
+                        self.err(line_no, format!("empty node id {id} (expected {}.{expected_k})", s.tokens.len()))
+                    );
+                }
+                s.empty_nodes.push(EmptyNode { id: (word, k), form: cols[1].to_string(), line: line.clone() });
+            } else {
+                let n = self.parse_usize(id, line_no, "word id")?;
+                if n != next_id {
+                    return Err(self.err(line_no, format!("word id {n} (expected {next_id}: ids consecutive from 1)")));
+                }
+                let head = match cols[6] {
+                    "_" => None,
+                    h => {
+                        let h = self.parse_usize(h, line_no, "HEAD")?;
+                        heads.push((h, line_no));
+                        Some(h)
+                    }
+                };
+                s.tokens.push(Token {
+                    id: n,
+                    form: cols[1].to_string(),
+                    lemma: cols[2].to_string(),
+                    upos: cols[3].to_string(),
+                    xpos: cols[4].to_string(),
+                    feats: cols[5].to_string(),
+                    head,
+                    deprel: cols[7].to_string(),
+                    deps: cols[8].to_string(),
+                    misc: cols[9].to_string(),
+                });
+            }
+        }
+        if !started {
+            return Ok(None);
+        }
+        let n = s.tokens.len();
+        if n == 0 {
+            return Err(self.err(first_line, "sentence without word lines (expected at least one word line)"));
+        }
+        if let Some(&(h, line)) = heads.iter().find(|(h, _)| *h > n) {
+            return Err(self.err(line, format!("HEAD {h} (expected 0..={n}, the sentence has {n} words)")));
+        }
+        if let Some(&(last, line)) = ranges.iter().find(|(last, _)| *last > n) {
+            return Err(self.err(line, format!("multiword range ends at {last} (expected ≤ {n}, the number of words)")));
+        }
+        Ok(Some(s))
+    }
+}
+
+impl Iterator for Reader {
+    type Item = Result<Sentence>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.next_sentence() {
+            Ok(Some(s)) => Some(Ok(s)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data_dir() -> Option<PathBuf> {
+        let d = std::env::var("CROSSLING_DATA")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")));
+        d.is_dir().then_some(d)
+    }
+
+    fn row(id: &str, form: &str, head: &str) -> String {
+        format!("{id}\t{form}\t{form}\tX\t_\t_\t{head}\tdep\t_\t_\n")
+    }
+
+    #[test]
+    fn parses_multiword_empty_nodes_and_comments() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.conllu");
+        let mut text = String::from("# newdoc id = d1\n# sent_id = s1\n# text = du chat\n");
+        text += &row("1-2", "du", "_");
+        text += &row("1", "de", "3");
+        text += &row("2", "le", "3");
+        text += &row("2.1", "elided", "_");
+        text += &row("3", "chat", "0");
+        text += "\n\n# sent_id = s2\n";
+        text += &row("1", "oui", "_");
+        std::fs::write(&p, text).unwrap();
+        let s = read(&p).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].sent_id.as_deref(), Some("s1"));
+        assert_eq!(s[0].text.as_deref(), Some("du chat"));
+        assert_eq!(s[0].comments, ["# newdoc id = d1", "# sent_id = s1", "# text = du chat"]);
+        assert_eq!(s[0].tokens.len(), 3);
+        assert_eq!(s[0].tokens[0].head, Some(3));
+        assert_eq!(s[0].tokens[2].head, Some(0));
+        assert_eq!(s[0].multiword, vec![MultiwordToken { first: 1, last: 2, form: "du".into(), misc: "_".into() }]);
+        assert_eq!(s[0].empty_nodes.len(), 1);
+        assert_eq!(s[0].empty_nodes[0].id, (2, 1));
+        assert_eq!(s[0].empty_nodes[0].line, row("2.1", "elided", "_").trim_end());
+        assert_eq!(s[1].tokens[0].head, None);
+        assert_eq!(s[1].text, None);
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("bad.conllu");
+        let cases = [
+            (row("1", "a", "0") + &row("3", "b", "1"), "bad.conllu:2", "expected 2"),
+            (row("1", "a", "0") + "2\tb\tb\tX\n", "bad.conllu:2", "4 tab-separated columns"),
+            (row("1", "a", "0") + &row("2", "b", "5"), "bad.conllu:2", "HEAD 5"),
+            (row("1", "a", "x"), "bad.conllu:1", "HEAD \"x\""),
+            (row("1-3", "ab", "_") + &row("1", "a", "0") + &row("2", "b", "1"), "bad.conllu:1", "range ends at 3"),
+            (row("2-3", "ab", "_"), "bad.conllu:1", "multiword range 2-3"),
+            (row("1", "a", "0") + &row("1.2", "e", "_"), "bad.conllu:2", "expected 1.1"),
+            (row("1", "a", "0") + "# late\n", "bad.conllu:2", "comment after"),
+            ("# only a comment\n\n".to_string(), "bad.conllu:1", "without word lines"),
+        ];
+        for (text, at, what) in cases {
+            std::fs::write(&p, text).unwrap();
+            let e = read(&p).unwrap_err().to_string();
+            assert!(e.contains(at) && e.contains(what), "{e}");
+        }
+    }
+
+    #[test]
+    fn streaming_stops_after_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.conllu");
+        std::fs::write(&p, row("1", "a", "0") + "\n" + &row("2", "b", "0") + "\n" + &row("1", "c", "0")).unwrap();
+        let items: Vec<_> = open(&p).unwrap().collect();
+        assert_eq!(items.len(), 2);
+        assert!(items[0].is_ok() && items[1].is_err());
+    }
+
+    #[test]
+    fn real_conllu_counts() {
+        let Some(d) = data_dir() else { return };
+        let f = d.join("ud/UD_French-GSD/fr_gsd-ud-dev.conllu");
+        if !f.is_file() {
+            return;
+        }
+        let s = read(&f).unwrap();
+        assert_eq!(s.len(), 1_476);
+        assert!(s.iter().all(|s| s.sent_id.is_some() && s.text.is_some()));
+        assert_eq!(s.iter().map(|s| s.multiword.len()).sum::<usize>(), 1_057);
+        let ewt = read(&d.join("ud/UD_English-EWT/en_ewt-ud-dev.conllu")).unwrap();
+        assert_eq!(ewt.len(), 2_001);
+        assert_eq!(ewt.iter().map(|s| s.empty_nodes.len()).sum::<usize>(), 4);
+        assert_eq!(read(&d.join("ud/UD_German-GSD/de_gsd-ud-dev.conllu")).unwrap().len(), 799);
+    }
+}
