@@ -13,7 +13,11 @@ pub enum Error {
 
     /// An I/O failure on a named path (open, read, write, rename).
     #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, #[source] source: std::io::Error },
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 
     /// A data file whose content does not match its manifest.
     #[error("{}: sha256 mismatch: expected {expected}, found {found}{hint}", path.display())]

@@ -12,8 +12,8 @@
 //!   segmentation).
 pub mod data;
 pub mod device;
-pub mod model;
 pub mod error;
+pub mod model;
 pub mod text;
 
 pub use error::{Error, Result};

@@ -103,7 +103,22 @@ fn corpus_builder_caps_splits_and_is_deterministic() {
     let tmp = tempfile::tempdir().unwrap();
     let run = |out: &str| {
         let o = crossling(
-            &["data", "corpus", "--lang", "fr", "--dataset", "eltec-fr", "--max-sentences", "400", "--valid-per-mille", "50", "--seed", "3", "--out", out],
+            &[
+                "data",
+                "corpus",
+                "--lang",
+                "fr",
+                "--dataset",
+                "eltec-fr",
+                "--max-sentences",
+                "400",
+                "--valid-per-mille",
+                "50",
+                "--seed",
+                "3",
+                "--out",
+                out,
+            ],
             Some(&real),
             &tmp.path().join("cache"),
         );
@@ -119,7 +134,8 @@ fn corpus_builder_caps_splits_and_is_deterministic() {
     let valid = std::fs::read_to_string(a.join("fr.valid.txt")).unwrap();
     assert!(valid.lines().count() <= 20);
     assert_eq!(train, std::fs::read_to_string(b.join("fr.train.txt")).unwrap());
-    let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(a.join("fr.corpus.json")).unwrap()).unwrap();
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(a.join("fr.corpus.json")).unwrap()).unwrap();
     assert_eq!(record["domains"][0], "novels");
     assert_eq!(record["train"]["sentences"], 400);
     assert!(!a.join("fr.train.txt.tmp").exists());

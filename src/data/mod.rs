@@ -2,10 +2,9 @@
 //! `$CROSSLING_DATA` mirror, the user cache, or downloads it with a sha256 check; [`formats`] reads each format;
 //! [`stats`] counts documents / sentences / tokens / characters per language.
 
-// TEMP(lead): documents, resolve, stats are enabled once manifest.rs and the readers land.
-// pub mod documents;
+pub mod documents;
 pub mod formats;
 pub mod manifest;
 pub mod resolve;
-// pub mod stats;
+pub mod stats;
 pub mod text_file;

@@ -108,7 +108,8 @@ impl DataRoots {
         let target = self.cache.join(entry.cache_path());
         let partial_dir = self.cache.join(".partial");
         std::fs::create_dir_all(&partial_dir).map_err(|e| Error::io(&partial_dir, e))?;
-        let file_name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "download".into());
+        let file_name =
+            target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "download".into());
         let tmp = partial_dir.join(format!("{file_name}.{}.tmp", std::process::id()));
         let result = (|| -> Result<()> {
             let (mut body, len) = open_url(&entry.url).map_err(unavailable)?;
@@ -135,7 +136,9 @@ impl DataRoots {
                     path: PathBuf::from(&entry.url),
                     expected: format!("{} ({} bytes)", entry.sha256, entry.bytes),
                     found: format!("{found} ({total} bytes)"),
-                    hint: "; the upstream file changed or the download was corrupted — nothing was written to the cache".into(),
+                    hint:
+                        "; the upstream file changed or the download was corrupted — nothing was written to the cache"
+                            .into(),
                 });
             }
             if let Some(parent) = target.parent() {
@@ -174,17 +177,17 @@ impl DataRoots {
 
 /// Byte count and hex sha256 of a file; `decompress` hashes the gunzipped content.
 pub fn hash_file(path: &Path, decompress: bool) -> Result<(u64, String)> {
-    let mut reader: Box<dyn Read> = if decompress {
-        open_maybe_gz(path)?
-    } else {
-        Box::new(File::open(path).map_err(|e| Error::io(path, e))?)
-    };
+    let mut reader: Box<dyn Read> =
+        if decompress { open_maybe_gz(path)? } else { Box::new(File::open(path).map_err(|e| Error::io(path, e))?) };
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     let mut total = 0u64;
     loop {
         let n = reader.read(&mut buf).map_err(|e| {
-            Error::format_file(path, format!("cannot read{}: {e}", if decompress { " (corrupt or truncated gzip?)" } else { "" }))
+            Error::format_file(
+                path,
+                format!("cannot read{}: {e}", if decompress { " (corrupt or truncated gzip?)" } else { "" }),
+            )
         })?;
         if n == 0 {
             break;
@@ -217,7 +220,9 @@ fn progress_bar(enabled: bool, len: u64, name: &str) -> indicatif::ProgressBar {
         return indicatif::ProgressBar::hidden();
     }
     let bar = indicatif::ProgressBar::new(len);
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}") {
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+    {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_message(name.to_string());

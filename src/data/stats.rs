@@ -44,11 +44,23 @@ impl Counts {
 pub fn dataset_stats(manifest: &Manifest, roots: &DataRoots) -> Result<BTreeMap<String, Counts>> {
     let mut by_lang: BTreeMap<String, Counts> = BTreeMap::new();
     for file in manifest.files.iter().filter(|f| f.is_data()) {
-        let lang = file_lang(manifest, file).unwrap_or("mixed").to_string();
+        let lang = file_lang(manifest, file).map(str::to_string).unwrap_or_else(|| pair_of(&file.path));
         let counts = by_lang.entry(lang.clone()).or_default();
         file_stats(manifest, file, &lang, roots, counts)?;
     }
     Ok(by_lang)
+}
+
+/// `en-fr` for a file named like `en-fr.dict` or `de-en.5000-6500.n.txt`; `mixed` otherwise.
+fn pair_of(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let b = name.as_bytes();
+    let is_pair = b.len() >= 5 && b[2] == b'-' && b[..2].iter().chain(&b[3..5]).all(u8::is_ascii_lowercase);
+    if is_pair {
+        name[..5].to_string()
+    } else {
+        "mixed".to_string()
+    }
 }
 
 fn file_stats(manifest: &Manifest, file: &FileEntry, lang: &str, roots: &DataRoots, c: &mut Counts) -> Result<()> {
@@ -97,7 +109,7 @@ fn file_stats(manifest: &Manifest, file: &FileEntry, lang: &str, roots: &DataRoo
         }
         Format::PanxTsv => c.add_tagged(&panx::read(&path)?),
         Format::Conll2003 => c.add_tagged(&conll2003::read(&path)?),
-        Format::Bmes => c.add_tagged(&bmes::read_lenient(&path)?.0),
+        Format::Bmes => c.add_tagged(&bmes::read_lenient(&path)?.0), // the one malformed line is skipped
         Format::UdposTsv => c.add_tagged(&udpos::read(&path)?),
         Format::Conllu => {
             for s in conllu::open(&path)? {

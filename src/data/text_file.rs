@@ -52,7 +52,12 @@ impl LineReader {
 
     /// Wrap an already open stream; `path` is used in error messages only.
     pub fn from_reader(path: &Path, reader: Box<dyn Read + Send>) -> Self {
-        LineReader { path: path.to_path_buf(), inner: BufReader::with_capacity(1 << 16, reader), line_no: 0, buf: Vec::new() }
+        LineReader {
+            path: path.to_path_buf(),
+            inner: BufReader::with_capacity(1 << 16, reader),
+            line_no: 0,
+            buf: Vec::new(),
+        }
     }
 
     /// The file this reader reads.
@@ -69,7 +74,8 @@ impl LineReader {
     pub fn next_line(&mut self) -> Result<Option<String>> {
         self.buf.clear();
         let n = self.inner.read_until(b'\n', &mut self.buf).map_err(|e| {
-            let what = if e.kind() == std::io::ErrorKind::UnexpectedEof || e.kind() == std::io::ErrorKind::InvalidInput {
+            let what = if e.kind() == std::io::ErrorKind::UnexpectedEof || e.kind() == std::io::ErrorKind::InvalidInput
+            {
                 format!("truncated or corrupt gzip stream after line {}: {e}", self.line_no)
             } else {
                 format!("read error after line {}: {e}", self.line_no)
@@ -86,7 +92,8 @@ impl LineReader {
                 self.buf.pop();
             }
         }
-        let bytes = if self.line_no == 1 && self.buf.starts_with(&[0xEF, 0xBB, 0xBF]) { &self.buf[3..] } else { &self.buf[..] };
+        let bytes =
+            if self.line_no == 1 && self.buf.starts_with(&[0xEF, 0xBB, 0xBF]) { &self.buf[3..] } else { &self.buf[..] };
         match std::str::from_utf8(bytes) {
             Ok(s) => Ok(Some(s.to_owned())),
             Err(e) => Err(Error::format(

@@ -136,7 +136,8 @@ impl Side {
         Ok(Side { tmp, out: BufWriter::new(file), counts: SideCounts::default(), max_sentences, max_bytes })
     }
     fn full(&self) -> bool {
-        self.max_sentences.is_some_and(|m| self.counts.sentences >= m) || self.max_bytes.is_some_and(|m| self.counts.bytes >= m)
+        self.max_sentences.is_some_and(|m| self.counts.sentences >= m)
+            || self.max_bytes.is_some_and(|m| self.counts.bytes >= m)
     }
     fn push(&mut self, sentence: &str) -> Result<()> {
         writeln!(self.out, "{sentence}").map_err(|e| Error::io(&self.tmp, e))?;
@@ -166,7 +167,11 @@ pub fn build_corpus(catalog: &Catalog, roots: &DataRoots, spec: &CorpusSpec, out
             }
         }
         if !any {
-            return Err(Error::Invalid(format!("dataset '{id}' has no '{}' text (languages: {})", spec.lang, manifest.languages.join(", "))));
+            return Err(Error::Invalid(format!(
+                "dataset '{id}' has no '{}' text (languages: {})",
+                spec.lang,
+                manifest.languages.join(", ")
+            )));
         }
         if let Some(d) = &manifest.domain {
             if !domains.contains(d) {
@@ -181,7 +186,8 @@ pub fn build_corpus(catalog: &Catalog, roots: &DataRoots, spec: &CorpusSpec, out
     let valid_path = out_dir.join(format!("{}.valid.txt", spec.lang));
     let scale = |n: u64| ((n as f64) * spec.valid_per_mille as f64 / 1000.0).ceil() as u64;
     let mut train = Side::create(&train_path, spec.max_sentences, spec.max_bytes)?;
-    let mut valid = Side::create(&valid_path, spec.max_sentences.map(|n| scale(n as u64) as usize), spec.max_bytes.map(scale))?;
+    let mut valid =
+        Side::create(&valid_path, spec.max_sentences.map(|n| scale(n as u64) as usize), spec.max_bytes.map(scale))?;
     let mut seen: HashSet<u64> = HashSet::new();
     let mut duplicates = 0usize;
     let mut inputs = Vec::new();
@@ -196,7 +202,11 @@ pub fn build_corpus(catalog: &Catalog, roots: &DataRoots, spec: &CorpusSpec, out
             if train.full() && valid.full() {
                 break;
             }
-            inputs.push(InputFile { dataset: manifest.id.clone(), path: file.path.clone(), sha256: file.sha256.clone() });
+            inputs.push(InputFile {
+                dataset: manifest.id.clone(),
+                path: file.path.clone(),
+                sha256: file.sha256.clone(),
+            });
             let per_sentence = paragraphs_are_sentences(manifest.format);
             for doc in file_documents(manifest, file, roots)? {
                 let doc = doc?;
@@ -207,7 +217,8 @@ pub fn build_corpus(catalog: &Catalog, roots: &DataRoots, spec: &CorpusSpec, out
                 }
                 side.counts.documents += 1;
                 'doc: for paragraph in &doc.paragraphs {
-                    let sentences = if per_sentence { vec![paragraph.clone()] } else { split_sentences(paragraph, &spec.lang) };
+                    let sentences =
+                        if per_sentence { vec![paragraph.clone()] } else { split_sentences(paragraph, &spec.lang) };
                     for sentence in sentences {
                         if sentence.chars().count() < spec.min_chars {
                             continue;
@@ -216,7 +227,11 @@ pub fn build_corpus(catalog: &Catalog, roots: &DataRoots, spec: &CorpusSpec, out
                             duplicates += 1;
                             continue;
                         }
-                        let line = if spec.lang == "zh" && spec.segment_zh { segment_zh(&sentence).join(" ") } else { sentence };
+                        let line = if spec.lang == "zh" && spec.segment_zh {
+                            segment_zh(&sentence).join(" ")
+                        } else {
+                            sentence
+                        };
                         side.push(&line)?;
                         if side.full() {
                             break 'doc;
@@ -243,7 +258,16 @@ pub fn build_corpus(catalog: &Catalog, roots: &DataRoots, spec: &CorpusSpec, out
     }
     let train = finish(train, &train_path)?;
     let valid = finish(valid, &valid_path)?;
-    let summary = CorpusSummary { spec: spec.clone(), domains, train, valid, duplicates_dropped: duplicates, inputs, train_path, valid_path };
+    let summary = CorpusSummary {
+        spec: spec.clone(),
+        domains,
+        train,
+        valid,
+        duplicates_dropped: duplicates,
+        inputs,
+        train_path,
+        valid_path,
+    };
     let json_path = out_dir.join(format!("{}.corpus.json", spec.lang));
     let tmp = json_path.with_extension("json.tmp");
     let text = serde_json::to_string_pretty(&summary).map_err(|e| Error::Invalid(e.to_string()))?;

@@ -87,7 +87,8 @@ fn is_cjk(c: char) -> bool {
 
 /// Whether the word ending just before a period is an abbreviation (or an initial) in `lang`.
 fn is_abbreviation(before: &[char], lang: &str) -> bool {
-    let word: String = before.iter().rev().take_while(|c| !c.is_whitespace() && !matches!(c, '(' | '"' | '«' | '“')).collect();
+    let word: String =
+        before.iter().rev().take_while(|c| !c.is_whitespace() && !matches!(c, '(' | '"' | '«' | '“')).collect();
     let word: String = word.chars().rev().collect();
     let letters = word.chars().filter(|c| c.is_alphabetic()).count();
     if letters == 1 && word.chars().count() <= 2 && word.chars().all(|c| c.is_alphabetic() && c.is_uppercase()) {
@@ -96,9 +97,14 @@ fn is_abbreviation(before: &[char], lang: &str) -> bool {
     let lower = word.to_lowercase();
     let common: &[&str] = &["etc", "vs", "cf", "e.g", "i.e", "no", "vol", "p", "pp", "ch", "fig"];
     let by_lang: &[&str] = match lang {
-        "en" => &["mr", "mrs", "ms", "dr", "st", "prof", "rev", "gen", "col", "capt", "lt", "sr", "jr", "messrs", "esq", "hon"],
+        "en" => &[
+            "mr", "mrs", "ms", "dr", "st", "prof", "rev", "gen", "col", "capt", "lt", "sr", "jr", "messrs", "esq",
+            "hon",
+        ],
         "fr" => &["m", "mm", "mme", "mlle", "mgr", "dr", "st", "ste", "cf", "env", "chap"],
-        "de" => &["hr", "hrn", "fr", "frl", "dr", "prof", "st", "z.b", "bzw", "usw", "u.a", "d.h", "ca", "nr", "vgl", "s"],
+        "de" => {
+            &["hr", "hrn", "fr", "frl", "dr", "prof", "st", "z.b", "bzw", "usw", "u.a", "d.h", "ca", "nr", "vgl", "s"]
+        }
         "ru" => &["т", "г", "гг", "др", "пр", "см", "стр", "ул", "т.е", "т.д", "т.п", "им", "проф"],
         _ => &[],
     };
@@ -118,7 +124,10 @@ mod tests {
     #[test]
     fn keeps_initials_and_lowercase_continuations() {
         assert_eq!(split_sentences("J. R. Tolkien wrote it. and then... no.", "en").len(), 1);
-        assert_eq!(split_sentences("Il dit: « Non ! » Puis il partit.", "fr"), ["Il dit: « Non ! » Puis il partit."].map(String::from));
+        assert_eq!(
+            split_sentences("Il dit: « Non ! » Puis il partit.", "fr"),
+            ["Il dit: « Non ! » Puis il partit."].map(String::from)
+        );
         assert_eq!(split_sentences("Er kam z.B. spät. Sie nicht.", "de"), ["Er kam z.B. spät.", "Sie nicht."]);
         assert_eq!(split_sentences("„Wer da?“ Niemand.", "de"), ["„Wer da?“", "Niemand."]);
         assert_eq!(split_sentences("Он пришёл. — Кто там? Никого.", "ru"), ["Он пришёл.", "— Кто там?", "Никого."]);
