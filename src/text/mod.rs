@@ -1,5 +1,8 @@
 //! Text processing between raw datasets and token streams: sentence splitting ([`sentences`]), Chinese word
 //! segmentation ([`segment`]) and per-language corpus building with splits, caps and domain tags ([`corpus`]).
-// pub mod corpus; // TEMP(lead)
+pub mod anchors;
+pub mod codeswitch;
+pub mod corpus;
 pub mod segment;
 pub mod sentences;
+pub mod tokenize;
