@@ -8,8 +8,7 @@
 //! A line that is not `char tag` (the mirrored `train.char.bmes` has one, line 68,949: `-NAME`, a tag whose
 //! character was lost) is an error naming `file:line` in [`read`]; [`read_lenient`] skips such lines and returns
 //! them so callers can report them.
-use super::TaggedSentence;
-use crate::data::text_file::LineReader;
+use super::{read_token_lines, TaggedSentence};
 use crate::error::{Error, Result};
 use std::path::Path;
 
@@ -36,31 +35,16 @@ fn parse_line(line: &str) -> std::result::Result<(String, String), String> {
 pub type Lenient = (Vec<TaggedSentence>, Vec<(usize, String)>);
 
 fn read_impl(path: &Path, lenient: bool) -> Result<Lenient> {
-    let mut reader = LineReader::open(path)?;
-    let mut out = Vec::new();
     let mut skipped = Vec::new();
-    let mut cur = TaggedSentence { tokens: Vec::new(), tags: Vec::new() };
-    while let Some(line) = reader.next_line()? {
-        let line_no = reader.line_no();
-        if line.trim().is_empty() {
-            if !cur.tokens.is_empty() {
-                out.push(std::mem::replace(&mut cur, TaggedSentence { tokens: Vec::new(), tags: Vec::new() }));
-            }
-            continue;
+    let sentences = read_token_lines(path, |line_no, line| match parse_line(line) {
+        Ok((ch, tag)) => Ok(Some((ch, Some(tag)))),
+        Err(_) if lenient => {
+            skipped.push((line_no, line.to_string()));
+            Ok(None)
         }
-        match parse_line(&line) {
-            Ok((ch, tag)) => {
-                cur.tokens.push(ch);
-                cur.tags.push(tag);
-            }
-            Err(_) if lenient => skipped.push((line_no, line)),
-            Err(msg) => return Err(Error::format(path, line_no, msg)),
-        }
-    }
-    if !cur.tokens.is_empty() {
-        out.push(cur);
-    }
-    Ok((out, skipped))
+        Err(msg) => Err(Error::format(path, line_no, msg)),
+    })?;
+    Ok((sentences, skipped))
 }
 
 /// Read a BMES file strictly: any malformed line is an error naming `file:line`.
@@ -76,14 +60,7 @@ pub fn read_lenient(path: &Path) -> Result<Lenient> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
-
-    fn data_dir() -> Option<PathBuf> {
-        let d = std::env::var("CROSSLING_DATA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")));
-        d.is_dir().then_some(d)
-    }
+    use crate::data::formats::test_mirror;
 
     #[test]
     fn parses_crlf_sentences() {
@@ -113,7 +90,7 @@ mod tests {
 
     #[test]
     fn real_resume_counts() {
-        let Some(d) = data_dir() else { return };
+        let Some(d) = test_mirror() else { return };
         let f = d.join("ner/resume-zh/train.char.bmes");
         if !f.is_file() {
             return;

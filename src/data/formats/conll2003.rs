@@ -5,8 +5,7 @@
 //! `word POS tag`; the original release has four, `word POS chunk tag`); the NER tag is the last column, BIO over
 //! PER, ORG, LOC and MISC. A blank line separates sentences; `-DOCSTART-` lines (document boundaries) are
 //! skipped. Fewer than two columns or an unknown tag is an error naming `file:line`.
-use super::TaggedSentence;
-use crate::data::text_file::LineReader;
+use super::{read_token_lines, TaggedSentence};
 use crate::error::{Error, Result};
 use std::path::Path;
 
@@ -16,22 +15,12 @@ fn valid_tag(t: &str) -> bool {
 
 /// Read a CoNLL-2003 file into sentences of (word, NER tag).
 pub fn read(path: &Path) -> Result<Vec<TaggedSentence>> {
-    let mut reader = LineReader::open(path)?;
-    let mut out = Vec::new();
-    let mut cur = TaggedSentence { tokens: Vec::new(), tags: Vec::new() };
-    while let Some(line) = reader.next_line()? {
-        let line_no = reader.line_no();
-        if line.trim().is_empty() {
-            if !cur.tokens.is_empty() {
-                out.push(std::mem::replace(&mut cur, TaggedSentence { tokens: Vec::new(), tags: Vec::new() }));
-            }
-            continue;
-        }
+    read_token_lines(path, |line_no, line| {
         if line.starts_with("-DOCSTART-") {
-            continue;
+            return Ok(None);
         }
         let cols: Vec<&str> = line.split_whitespace().collect();
-        let (Some(word), Some(tag)) = (cols.first(), cols.last()) else { continue };
+        let (Some(word), Some(tag)) = (cols.first(), cols.last()) else { return Ok(None) };
         if cols.len() < 2 {
             return Err(Error::format(
                 path,
@@ -46,26 +35,14 @@ pub fn read(path: &Path) -> Result<Vec<TaggedSentence>> {
                 format!("unknown tag {tag:?} (expected O or B-/I- with PER, ORG, LOC or MISC)"),
             ));
         }
-        cur.tokens.push(word.to_string());
-        cur.tags.push(tag.to_string());
-    }
-    if !cur.tokens.is_empty() {
-        out.push(cur);
-    }
-    Ok(out)
+        Ok(Some((word.to_string(), Some(tag.to_string()))))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
-
-    fn data_dir() -> Option<PathBuf> {
-        let d = std::env::var("CROSSLING_DATA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")));
-        d.is_dir().then_some(d)
-    }
+    use crate::data::formats::test_mirror;
 
     #[test]
     fn parses_and_skips_docstart() {
@@ -94,7 +71,7 @@ mod tests {
 
     #[test]
     fn real_conll2003_counts() {
-        let Some(d) = data_dir() else { return };
+        let Some(d) = test_mirror() else { return };
         let f = d.join("ner/conll2003/train.txt");
         if !f.is_file() {
             return;

@@ -229,13 +229,7 @@ impl Iterator for Reader {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn data_dir() -> Option<PathBuf> {
-        let d = std::env::var("CROSSLING_DATA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")));
-        d.is_dir().then_some(d)
-    }
+    use crate::data::formats::test_mirror;
 
     fn row(id: &str, form: &str, head: &str) -> String {
         format!("{id}\t{form}\t{form}\tX\t_\t_\t{head}\tdep\t_\t_\n")
@@ -304,7 +298,7 @@ mod tests {
 
     #[test]
     fn real_conllu_counts() {
-        let Some(d) = data_dir() else { return };
+        let Some(d) = test_mirror() else { return };
         let f = d.join("ud/UD_French-GSD/fr_gsd-ud-dev.conllu");
         if !f.is_file() {
             return;

@@ -85,9 +85,7 @@ mod tests {
     }
 
     fn data_dir() -> PathBuf {
-        std::env::var("CROSSLING_DATA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")))
+        crate::data::formats::test_mirror().unwrap_or_default()
     }
 
     #[test]

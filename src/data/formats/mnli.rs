@@ -173,13 +173,7 @@ pub fn read_dedup(paths: &[PathBuf]) -> Result<MnliLoad> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn data_dir() -> Option<PathBuf> {
-        let d = std::env::var("CROSSLING_DATA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")));
-        d.is_dir().then_some(d)
-    }
+    use crate::data::formats::test_mirror;
 
     #[test]
     fn parses_quoted_fields() {
@@ -234,7 +228,7 @@ mod tests {
 
     #[test]
     fn real_mnli_dedup() {
-        let Some(d) = data_dir() else { return };
+        let Some(d) = test_mirror() else { return };
         let dir = d.join("mnli");
         if !dir.is_dir() {
             return;

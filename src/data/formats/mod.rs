@@ -29,7 +29,7 @@ pub struct Document {
 }
 
 /// A sentence of tokens with one tag per token (NER BIO tags, BMES tags, UPOS tags).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TaggedSentence {
     pub tokens: Vec<String>,
     pub tags: Vec<String>,
@@ -67,6 +67,46 @@ pub struct NliExample {
     pub premise: String,
     pub hypothesis: String,
     pub label: Option<NliLabel>,
+}
+
+/// One token and its tag (`None` in untagged files), from one non-blank line; `Ok(None)` skips the line.
+pub(crate) type TokenLine = Option<(String, Option<String>)>;
+
+/// Read a file of sentences separated by blank lines, one token a line (PAN-X, CoNLL-2003, BMES, udpos).
+/// `parse(line_no, line)` turns each non-blank line into a token and tag, skips it, or fails naming the line.
+pub(crate) fn read_token_lines(
+    path: &std::path::Path,
+    mut parse: impl FnMut(usize, &str) -> crate::Result<TokenLine>,
+) -> crate::Result<Vec<TaggedSentence>> {
+    let mut reader = crate::data::text_file::LineReader::open(path)?;
+    let mut out = Vec::new();
+    let mut cur = TaggedSentence::default();
+    while let Some(line) = reader.next_line()? {
+        if line.trim().is_empty() {
+            if !cur.tokens.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        if let Some((token, tag)) = parse(reader.line_no(), &line)? {
+            cur.tokens.push(token);
+            cur.tags.extend(tag);
+        }
+    }
+    if !cur.tokens.is_empty() {
+        out.push(cur);
+    }
+    Ok(out)
+}
+
+/// The real-data mirror for tests: `$CROSSLING_DATA`, else `../shared/data` beside the crate; `None` when absent
+/// (real-data tests then return early).
+#[cfg(test)]
+pub(crate) fn test_mirror() -> Option<std::path::PathBuf> {
+    let d = std::env::var_os("CROSSLING_DATA")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")));
+    d.is_dir().then_some(d)
 }
 
 /// Normalise a piece of running text to Unicode NFC and trim it.

@@ -120,15 +120,8 @@ pub fn split_by_source_rank(pairs: &[DictPair], train: Range<usize>, test: Range
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::formats::test_mirror;
     use std::collections::HashSet;
-    use std::path::PathBuf;
-
-    fn data_dir() -> Option<PathBuf> {
-        let d = std::env::var("CROSSLING_DATA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")));
-        d.is_dir().then_some(d)
-    }
 
     fn dp(s: &str, t: &str) -> DictPair {
         DictPair { src: s.into(), tgt: t.into() }
@@ -170,7 +163,7 @@ mod tests {
 
     #[test]
     fn real_en_de_split_matches_official_test_words() {
-        let Some(d) = data_dir() else { return };
+        let Some(d) = test_mirror() else { return };
         let full = d.join("dict/muse/en-de.dict");
         if !full.is_file() {
             return;

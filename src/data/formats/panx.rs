@@ -8,8 +8,7 @@
 //!
 //! Test files in the XTREME layout carry no tags (one column): for such files every sentence has an **empty**
 //! `tags` vector. A file that mixes tagged and untagged lines is an error.
-use super::TaggedSentence;
-use crate::data::text_file::LineReader;
+use super::{read_token_lines, TaggedSentence};
 use crate::error::{Error, Result};
 use std::path::Path;
 
@@ -25,19 +24,9 @@ fn lang_prefix(token: &str) -> Option<String> {
 
 /// Read a PAN-X file. Untagged (test) files give sentences with empty `tags`.
 pub fn read(path: &Path) -> Result<Vec<TaggedSentence>> {
-    let mut reader = LineReader::open(path)?;
-    let mut out = Vec::new();
-    let mut cur = TaggedSentence { tokens: Vec::new(), tags: Vec::new() };
     let mut tagged: Option<bool> = None;
     let mut prefix: Option<Option<String>> = None;
-    while let Some(line) = reader.next_line()? {
-        let line_no = reader.line_no();
-        if line.trim().is_empty() {
-            if !cur.tokens.is_empty() {
-                out.push(std::mem::replace(&mut cur, TaggedSentence { tokens: Vec::new(), tags: Vec::new() }));
-            }
-            continue;
-        }
+    read_token_lines(path, |line_no, line| {
         let cols: Vec<&str> = line.split('\t').collect();
         let (token, tag) = match cols.as_slice() {
             [tok] => (*tok, None),
@@ -74,27 +63,15 @@ pub fn read(path: &Path) -> Result<Vec<TaggedSentence>> {
                     format!("unknown tag {tag:?} (expected O, B-PER, I-PER, B-ORG, I-ORG, B-LOC or I-LOC)"),
                 ));
             }
-            cur.tags.push(tag.to_string());
         }
-        cur.tokens.push(token.to_string());
-    }
-    if !cur.tokens.is_empty() {
-        out.push(cur);
-    }
-    Ok(out)
+        Ok(Some((token.to_string(), tag.map(str::to_string))))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
-
-    fn data_dir() -> Option<PathBuf> {
-        let d = std::env::var("CROSSLING_DATA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")));
-        d.is_dir().then_some(d)
-    }
+    use crate::data::formats::test_mirror;
 
     #[test]
     fn parses_tagged_prefixed_and_untagged() {
@@ -130,7 +107,7 @@ mod tests {
 
     #[test]
     fn real_panx_counts() {
-        let Some(d) = data_dir() else { return };
+        let Some(d) = test_mirror() else { return };
         let f = d.join("ner/panx/train-en.tsv");
         if !f.is_file() {
             return;

@@ -40,15 +40,8 @@ pub fn read_pairs(src: &Path, tgt: &Path) -> Result<Vec<(String, String)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data::formats::test_mirror;
     use std::io::Write;
-    use std::path::PathBuf;
-
-    fn data_dir() -> Option<PathBuf> {
-        let d = std::env::var("CROSSLING_DATA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")));
-        d.is_dir().then_some(d)
-    }
 
     #[test]
     fn reads_aligned_plain_and_gzip() {
@@ -83,7 +76,7 @@ mod tests {
 
     #[test]
     fn real_parallel_counts() {
-        let Some(d) = data_dir() else { return };
+        let Some(d) = test_mirror() else { return };
         let t = d.join("parallel/tatoeba");
         if t.is_dir() {
             let p = read_pairs(&t.join("tatoeba.fra-eng.fra"), &t.join("tatoeba.fra-eng.eng")).unwrap();

@@ -2,8 +2,7 @@
 //! <https://universaldependencies.org>): one word a line, `word<TAB>UPOS`, a blank line between sentences.
 //! Tags must be one of the 17 UD universal POS tags; anything else, or a line without exactly two columns, is an
 //! error naming `file:line`.
-use super::TaggedSentence;
-use crate::data::text_file::LineReader;
+use super::{read_token_lines, TaggedSentence};
 use crate::error::{Error, Result};
 use std::path::Path;
 
@@ -15,17 +14,7 @@ pub const UPOS_TAGS: [&str; 17] = [
 
 /// Read a `word<TAB>UPOS` file.
 pub fn read(path: &Path) -> Result<Vec<TaggedSentence>> {
-    let mut reader = LineReader::open(path)?;
-    let mut out = Vec::new();
-    let mut cur = TaggedSentence { tokens: Vec::new(), tags: Vec::new() };
-    while let Some(line) = reader.next_line()? {
-        let line_no = reader.line_no();
-        if line.trim().is_empty() {
-            if !cur.tokens.is_empty() {
-                out.push(std::mem::replace(&mut cur, TaggedSentence { tokens: Vec::new(), tags: Vec::new() }));
-            }
-            continue;
-        }
+    read_token_lines(path, |line_no, line| {
         let cols: Vec<&str> = line.split('\t').collect();
         let [word, tag] = cols.as_slice() else {
             return Err(Error::format(
@@ -41,26 +30,14 @@ pub fn read(path: &Path) -> Result<Vec<TaggedSentence>> {
                 format!("unknown UPOS tag {tag:?} (expected one of {})", UPOS_TAGS.join(" ")),
             ));
         }
-        cur.tokens.push(word.to_string());
-        cur.tags.push(tag.to_string());
-    }
-    if !cur.tokens.is_empty() {
-        out.push(cur);
-    }
-    Ok(out)
+        Ok(Some((word.to_string(), Some(tag.to_string()))))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
-
-    fn data_dir() -> Option<PathBuf> {
-        let d = std::env::var("CROSSLING_DATA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")));
-        d.is_dir().then_some(d)
-    }
+    use crate::data::formats::test_mirror;
 
     #[test]
     fn parses_sentences() {
@@ -88,7 +65,7 @@ mod tests {
 
     #[test]
     fn real_udpos_counts() {
-        let Some(d) = data_dir() else { return };
+        let Some(d) = test_mirror() else { return };
         let f = d.join("ud/udpos/dev-de.tsv");
         if !f.is_file() {
             return;

@@ -48,14 +48,7 @@ pub fn read(path: &Path) -> Result<Vec<NliExample>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
-
-    fn data_dir() -> Option<PathBuf> {
-        let d = std::env::var("CROSSLING_DATA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")));
-        d.is_dir().then_some(d)
-    }
+    use crate::data::formats::test_mirror;
 
     #[test]
     fn parses_labelled_and_unlabelled() {
@@ -86,7 +79,7 @@ mod tests {
 
     #[test]
     fn real_xnli_counts() {
-        let Some(d) = data_dir() else { return };
+        let Some(d) = test_mirror() else { return };
         let dev = d.join("xnli/dev-en.tsv");
         if !dev.is_file() {
             return;
