@@ -23,6 +23,7 @@ if [ -z "$PY" ]; then
   done
 fi
 [ -n "$PY" ] || die "no python3 found; install Python 3.10+ (e.g. 'apt-get install python3 python3-venv') or set PYTHON=/path/to/python3"
+"$PY" -c 'pass' >/dev/null 2>&1 || die "'$PY' does not run as Python; install Python 3.10+ or set PYTHON=/path/to/python3"
 "$PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
   || die "$PY is Python $("$PY" -c 'import sys; print(sys.version.split()[0])'); torch $TORCH_VERSION needs 3.10 or newer: set PYTHON=/path/to/python3.10+"
 command -v cargo >/dev/null 2>&1 || die "cargo not found; install Rust with rustup (https://rustup.rs) and re-run ./setup.sh"
