@@ -3,6 +3,9 @@
 pub mod anchors;
 pub mod codeswitch;
 pub mod corpus;
+pub mod masking;
+pub mod sampling;
 pub mod segment;
 pub mod sentences;
+pub mod stream;
 pub mod tokenize;
