@@ -48,6 +48,14 @@ pub fn torch_info() -> TorchInfo {
     }
 }
 
+/// libtorch's CPU generator is global to the process. [`crate::train::train`] holds this lock for its whole run (seeding,
+/// initialisation, dropout), so concurrent `train` calls in one process — parallel tests — stay reproducible;
+/// other code that draws from libtorch's generator should hold it too. Not re-entrant.
+pub fn torch_rng_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@ pub mod device;
 pub mod error;
 pub mod model;
 pub mod text;
+pub mod train;
 
 pub use error::{Error, Result};
 

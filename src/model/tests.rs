@@ -7,10 +7,7 @@ use super::*;
 
 /// libtorch's CPU generator is global and tests run on parallel threads: every test here that draws random
 /// numbers holds this lock, so a seeded test sees exactly its own draws.
-pub(crate) fn rng_lock() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
+pub(crate) use crate::device::torch_rng_lock as rng_lock;
 
 fn tiny(languages: &[&str], sep_emb: bool, sep_layers: usize) -> ModelConfig {
     ModelConfig {

@@ -1,0 +1,17 @@
+//! MLM pre-training as in Wu, Conneau et al. (2020, §3), following XLM (Conneau & Lample 2019): per-step
+//! language sampling with `α`-smoothed probabilities, BERT masking, Adam with the inverse square-root schedule
+//! of Vaswani et al. (2017), gradient clipping by global norm, periodic validation perplexity, and atomic,
+//! verified checkpoints from which a run resumes exactly.
+//!
+//! - [`schedule`]: [`Schedule`] (warm-up + inverse square root) and [`Adam`], an Adam whose moments are
+//!   ordinary tensors, so a checkpoint can hold them and resume is exact.
+//! - [`checkpoint`]: the checkpoint directory (`model.safetensors`, `optimizer.safetensors`, `config.json`,
+//!   `trainer_state.json`), atomic writes and verified loads.
+//! - [`trainer`]: [`TrainConfig`], [`TokenInfo`], [`train`], [`TrainSummary`].
+pub mod checkpoint;
+pub mod schedule;
+pub mod trainer;
+
+pub use checkpoint::{TrainerState, FORMAT_VERSION};
+pub use schedule::{Adam, Schedule};
+pub use trainer::{torch_rng_lock, train, TokenInfo, TrainConfig, TrainSummary};
