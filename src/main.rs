@@ -24,8 +24,23 @@ enum Command {
     /// Datasets: list, verify, fetch, count, and build pre-training corpora.
     #[command(subcommand)]
     Data(DataCommand),
+    /// Pre-train a masked language model from a run config (corpora → tokenizer → MLM training).
+    Train(TrainArgs),
     /// Print the crossling version, the linked libtorch and the devices it sees.
     Info,
+}
+
+#[derive(Args)]
+struct TrainArgs {
+    /// Run config (TOML): languages, [corpus], [tokenizer], [train] — see `crossling::train::run`.
+    #[arg(long)]
+    config: PathBuf,
+    /// Output folder (corpora, tokenizer, metrics.jsonl, last/, best/).
+    #[arg(long)]
+    out: PathBuf,
+    /// Continue the run in --out from its last checkpoint.
+    #[arg(long)]
+    resume: bool,
 }
 
 #[derive(Subcommand)]
@@ -104,12 +119,32 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Data(cmd) => run_data(cmd),
+        Command::Train(args) => run_train(args),
         Command::Info => info(),
     };
     if let Err(e) = result {
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
+}
+
+fn run_train(args: TrainArgs) -> Result<()> {
+    let cfg = crossling::train::run::RunConfig::load(&args.config)?;
+    let catalog = Catalog::load_default().context("loading data manifests")?;
+    let roots = DataRoots::from_env();
+    let s = crossling::train::run::run_pretraining(&cfg, &catalog, &roots, &args.out, args.resume)?;
+    println!("trained steps {}..{}", s.start_step, s.final_step);
+    for (lang, ppl) in &s.valid_ppl {
+        println!("validation perplexity {lang}: {ppl:.2}");
+    }
+    if let (Some(ppl), Some(step)) = (s.best_valid_ppl, s.best_step) {
+        println!(
+            "best {} perplexity {ppl:.2} at step {step} -> {}",
+            cfg.train.select_lang,
+            args.out.join("best").display()
+        );
+    }
+    Ok(())
 }
 
 fn info() -> Result<()> {

@@ -8,7 +8,9 @@
 //! - [`checkpoint`]: the checkpoint directory (`model.safetensors`, `optimizer.safetensors`, `config.json`,
 //!   `trainer_state.json`), atomic writes and verified loads.
 //! - [`trainer`]: [`TrainConfig`], [`TokenInfo`], [`train`], [`TrainSummary`].
+//! - [`run`]: one run from one TOML file — corpora, tokenizer, streams, training ([`run::run_pretraining`]).
 pub mod checkpoint;
+pub mod run;
 pub mod schedule;
 pub mod trainer;
 

@@ -1,0 +1,205 @@
+//! One pre-training run from one TOML file: corpora → tokenizer → token streams → MLM training.
+//!
+//! ```toml
+//! languages = ["en", "fr"]
+//! [corpus]                       # applies to every language
+//! max_sentences = 20000          # training sentences per language (validation: valid_per_mille of it)
+//! valid_per_mille = 20
+//! [corpus.datasets]              # running-text dataset ids per language
+//! en = ["eltec-en"]
+//! fr = ["eltec-fr"]
+//! [tokenizer]                    # crossling::text::tokenize::TokenizerSpec
+//! scheme = "joint"               # joint | per_language_union | no_anchors
+//! vocab_size = 8000
+//! [train]                        # crossling::train::TrainConfig (model, seq_len, steps, …)
+//! steps = 1000
+//! [train.model]
+//! hidden = 128
+//! ```
+//! `train.model.vocab_size` and `train.model.languages` are filled in from the tokenizer and `languages`.
+//! The output folder holds `run.toml` (the resolved config), `corpora/`, `tokenizer/`, `metrics.jsonl`, `last/`
+//! and `best/`. With `resume`, existing corpora and the tokenizer are reused when `run.toml` matches, and
+//! training continues from `last/`; a different config in the same folder is refused.
+use crate::data::manifest::Catalog;
+use crate::data::resolve::DataRoots;
+use crate::error::{Error, Result};
+use crate::text::corpus::{build_corpus, CorpusSpec};
+use crate::text::stream::encode_corpus;
+use crate::text::tokenize::{CrossTokenizer, TokenizerSpec};
+use crate::train::trainer::{train, TokenInfo, TrainConfig, TrainSummary};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Corpus settings shared by every language of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunCorpus {
+    /// Running-text dataset ids per language.
+    pub datasets: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub max_sentences: Option<usize>,
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
+    #[serde(default = "default_valid_per_mille")]
+    pub valid_per_mille: u32,
+}
+
+fn default_valid_per_mille() -> u32 {
+    20
+}
+
+/// A whole pre-training run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    pub languages: Vec<String>,
+    pub corpus: RunCorpus,
+    pub tokenizer: TokenizerSpec,
+    pub train: TrainConfig,
+}
+
+impl RunConfig {
+    /// Parse a run config; errors name the file, line and column.
+    pub fn from_toml(text: &str, path: &Path) -> Result<RunConfig> {
+        let cfg: RunConfig = toml::from_str(text).map_err(|e| Error::format_file(path, e.to_string()))?;
+        cfg.check().map_err(|msg| Error::format_file(path, msg))?;
+        Ok(cfg)
+    }
+
+    /// Read a run config from a TOML file.
+    pub fn load(path: &Path) -> Result<RunConfig> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        RunConfig::from_toml(&text, path)
+    }
+
+    fn check(&self) -> std::result::Result<(), String> {
+        if self.languages.is_empty() {
+            return Err("`languages` is empty (expected e.g. [\"en\", \"fr\"])".into());
+        }
+        for lang in &self.languages {
+            if !self.corpus.datasets.contains_key(lang) {
+                return Err(format!("no [corpus.datasets] entry for language '{lang}'"));
+            }
+        }
+        if let Some(extra) = self.corpus.datasets.keys().find(|l| !self.languages.contains(l)) {
+            return Err(format!("[corpus.datasets] names '{extra}', which is not in `languages`"));
+        }
+        if !self.languages.contains(&self.train.select_lang) {
+            return Err(format!("train.select_lang '{}' is not in `languages`", self.train.select_lang));
+        }
+        Ok(())
+    }
+
+    fn corpus_spec(&self, lang: &str) -> CorpusSpec {
+        CorpusSpec {
+            max_sentences: self.corpus.max_sentences,
+            max_bytes: self.corpus.max_bytes,
+            valid_per_mille: self.corpus.valid_per_mille,
+            seed: self.train.seed,
+            ..CorpusSpec::new(lang, &self.corpus.datasets[lang].iter().map(String::as_str).collect::<Vec<_>>())
+        }
+    }
+}
+
+/// Run (or resume) the pre-training described by `cfg` in `out_dir`.
+pub fn run_pretraining(
+    cfg: &RunConfig,
+    catalog: &Catalog,
+    roots: &DataRoots,
+    out_dir: &Path,
+    resume: bool,
+) -> Result<TrainSummary> {
+    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let record = out_dir.join("run.toml");
+    let text =
+        toml::to_string_pretty(cfg).map_err(|e| Error::Invalid(format!("cannot serialise the run config: {e}")))?;
+    let reuse = match std::fs::read_to_string(&record) {
+        Ok(previous) if previous == text => resume,
+        Ok(_) => {
+            return Err(Error::Invalid(format!(
+                "{} holds a different run config; use a new output folder (or delete it to start over)",
+                record.display()
+            )))
+        }
+        Err(_) if resume => {
+            return Err(Error::Invalid(format!("nothing to resume: {} does not exist", record.display())))
+        }
+        Err(_) => false,
+    };
+    if !reuse && out_dir.join("last").exists() {
+        return Err(Error::Invalid(format!(
+            "{} already holds a trained model; pass --resume to continue it, or choose a new folder",
+            out_dir.display()
+        )));
+    }
+    let tmp = record.with_extension("toml.tmp");
+    std::fs::write(&tmp, &text).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, &record).map_err(|e| Error::io(&record, e))?;
+
+    let corpora = out_dir.join("corpora");
+    let mut files: Vec<(String, PathBuf, PathBuf)> = Vec::new();
+    for lang in &cfg.languages {
+        let train_path = corpora.join(format!("{lang}.train.txt"));
+        let valid_path = corpora.join(format!("{lang}.valid.txt"));
+        if !(reuse && train_path.is_file() && valid_path.is_file()) {
+            let summary = build_corpus(catalog, roots, &cfg.corpus_spec(lang), &corpora)?;
+            eprintln!("corpus {lang}: {} train / {} valid sentences", summary.train.sentences, summary.valid.sentences);
+        }
+        files.push((lang.clone(), train_path, valid_path));
+    }
+
+    let tok_dir = out_dir.join("tokenizer");
+    let tok = if reuse && tok_dir.is_dir() {
+        CrossTokenizer::load(&tok_dir)?
+    } else {
+        let train_files: Vec<(String, PathBuf)> = files.iter().map(|(l, t, _)| (l.clone(), t.clone())).collect();
+        let tok = CrossTokenizer::train(&cfg.tokenizer, &train_files)?;
+        tok.save(&tok_dir)?;
+        tok
+    };
+
+    let mut train_cfg = cfg.train.clone();
+    train_cfg.model.vocab_size = tok.vocab_size();
+    train_cfg.model.languages = cfg.languages.clone();
+    let mut train_streams = Vec::new();
+    let mut valid_streams = Vec::new();
+    for (lang, train_path, valid_path) in &files {
+        train_streams.push(encode_corpus(&tok, lang, train_path, None)?);
+        valid_streams.push(encode_corpus(&tok, lang, valid_path, None)?);
+    }
+    let info = TokenInfo::from_tokenizer(&tok, train_cfg.model.sharing.sep_emb);
+    train(&train_cfg, train_streams, valid_streams, &info, out_dir, reuse)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SMALL: &str = r#"
+languages = ["en", "fr"]
+[corpus]
+max_sentences = 100
+[corpus.datasets]
+en = ["eltec-en"]
+fr = ["eltec-fr"]
+[tokenizer]
+scheme = "joint"
+vocab_size = 300
+[train]
+steps = 3
+"#;
+
+    #[test]
+    fn parses_and_checks_a_run_config() {
+        let cfg = RunConfig::from_toml(SMALL, Path::new("run.toml")).unwrap();
+        assert_eq!(cfg.languages, ["en", "fr"]);
+        assert_eq!(cfg.corpus_spec("fr").datasets, ["eltec-fr"]);
+        let bad = SMALL.replace("max_sentences", "max_sentense");
+        let err = RunConfig::from_toml(&bad, Path::new("run.toml")).unwrap_err().to_string();
+        assert!(err.contains("run.toml") && err.contains("unknown field"), "{err}");
+        let missing = SMALL.replace("fr = [\"eltec-fr\"]\n", "");
+        let err = RunConfig::from_toml(&missing, Path::new("run.toml")).unwrap_err().to_string();
+        assert!(err.contains("no [corpus.datasets] entry for language 'fr'"), "{err}");
+    }
+}

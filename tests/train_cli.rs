@@ -1,0 +1,94 @@
+//! `crossling train` end to end on the real mirror with a tiny model: corpora, tokenizer, training, checkpoints,
+//! metrics; a finished run is not silently overwritten; resume needs the same config.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn mirror() -> Option<PathBuf> {
+    let p = std::env::var_os("CROSSLING_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data"));
+    p.join("SOURCES.tsv").is_file().then_some(p)
+}
+
+const RUN: &str = r#"
+languages = ["en", "fr"]
+[corpus]
+max_sentences = 300
+valid_per_mille = 100
+[corpus.datasets]
+en = ["eltec-en"]
+fr = ["eltec-fr"]
+[tokenizer]
+scheme = "joint"
+vocab_size = 400
+[train]
+seq_len = 32
+batch_size = 4
+steps = 4
+warmup_steps = 2
+eval_every = 2
+eval_batches = 1
+checkpoint_every = 2
+seed = 7
+[train.model]
+hidden = 32
+layers = 1
+heads = 2
+max_positions = 64
+"#;
+
+fn crossling(args: &[&str], data: &Path, cache: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_crossling"))
+        .args(args)
+        .env("CROSSLING_DATA", data)
+        .env("CROSSLING_CACHE", cache)
+        .env("CROSSLING_OFFLINE", "1")
+        .output()
+        .expect("run crossling")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+#[test]
+fn train_writes_checkpoints_and_refuses_to_clobber() {
+    let Some(data) = mirror() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("run.toml");
+    std::fs::write(&cfg, RUN).unwrap();
+    let out = tmp.path().join("out");
+    let (cfg_s, out_s) = (cfg.to_str().unwrap(), out.to_str().unwrap());
+    let cache = tmp.path().join("cache");
+
+    let o = crossling(&["train", "--config", cfg_s, "--out", out_s], &data, &cache);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("trained steps 0..4"), "{}", text(&o));
+    for f in [
+        "run.toml",
+        "tokenizer/crossling-tokenizer.json",
+        "corpora/en.train.txt",
+        "last/model.safetensors",
+        "best/config.json",
+    ] {
+        assert!(out.join(f).is_file(), "missing {f}");
+    }
+    let metrics = std::fs::read_to_string(out.join("metrics.jsonl")).unwrap();
+    assert!(metrics.lines().count() >= 4, "{metrics}");
+    assert!(metrics.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()));
+
+    // A second run into the same folder must not overwrite the trained model.
+    let o = crossling(&["train", "--config", cfg_s, "--out", out_s], &data, &cache);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("--resume"), "{}", text(&o));
+
+    // Resuming a finished run is a no-op that succeeds.
+    let o = crossling(&["train", "--config", cfg_s, "--out", out_s, "--resume"], &data, &cache);
+    assert!(o.status.success(), "{}", text(&o));
+
+    // A changed config cannot resume this folder.
+    std::fs::write(&cfg, RUN.replace("steps = 4", "steps = 6")).unwrap();
+    let o = crossling(&["train", "--config", cfg_s, "--out", out_s, "--resume"], &data, &cache);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("different run config"), "{}", text(&o));
+}
