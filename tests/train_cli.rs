@@ -86,8 +86,14 @@ fn train_writes_checkpoints_and_refuses_to_clobber() {
     let o = crossling(&["train", "--config", cfg_s, "--out", out_s, "--resume"], &data, &cache);
     assert!(o.status.success(), "{}", text(&o));
 
-    // A changed config cannot resume this folder.
+    // A finished run can be extended: only the step budget changed.
     std::fs::write(&cfg, RUN.replace("steps = 4", "steps = 6")).unwrap();
+    let o = crossling(&["train", "--config", cfg_s, "--out", out_s, "--resume"], &data, &cache);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("trained steps 4..6"), "{}", text(&o));
+
+    // Any other change cannot resume this folder.
+    std::fs::write(&cfg, RUN.replace("steps = 4", "steps = 6").replace("hidden = 32", "hidden = 64")).unwrap();
     let o = crossling(&["train", "--config", cfg_s, "--out", out_s, "--resume"], &data, &cache);
     assert!(!o.status.success());
     assert!(text(&o).contains("different run config"), "{}", text(&o));

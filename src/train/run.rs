@@ -18,8 +18,8 @@
 //! ```
 //! `train.model.vocab_size` and `train.model.languages` are filled in from the tokenizer and `languages`.
 //! The output folder holds `run.toml` (the resolved config), `corpora/`, `tokenizer/`, `metrics.jsonl`, `last/`
-//! and `best/`. With `resume`, existing corpora and the tokenizer are reused when `run.toml` matches, and
-//! training continues from `last/`; a different config in the same folder is refused.
+//! and `best/`. With `resume`, existing corpora and the tokenizer are reused and training continues from `last/`;
+//! only `train.steps` may differ from the recorded `run.toml` (to extend a finished run), anything else is refused.
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
 use crate::error::{Error, Result};
@@ -115,12 +115,17 @@ pub fn run_pretraining(
     let text =
         toml::to_string_pretty(cfg).map_err(|e| Error::Invalid(format!("cannot serialise the run config: {e}")))?;
     let reuse = match std::fs::read_to_string(&record) {
-        Ok(previous) if previous == text => resume,
-        Ok(_) => {
-            return Err(Error::Invalid(format!(
-                "{} holds a different run config; use a new output folder (or delete it to start over)",
-                record.display()
-            )))
+        Ok(previous) => {
+            // Only the step budget may change between runs in one folder, so a finished run can be extended.
+            let mut previous = RunConfig::from_toml(&previous, &record)?;
+            previous.train.steps = cfg.train.steps;
+            if previous != *cfg {
+                return Err(Error::Invalid(format!(
+                    "{} holds a different run config (only train.steps may change on resume); use a new output folder",
+                    record.display()
+                )));
+            }
+            resume
         }
         Err(_) if resume => {
             return Err(Error::Invalid(format!("nothing to resume: {} does not exist", record.display())))
