@@ -26,8 +26,29 @@ enum Command {
     Data(DataCommand),
     /// Pre-train a masked language model from a run config (corpora → tokenizer → MLM training).
     Train(TrainArgs),
+    /// Anchor statistics of a trained tokenizer on two languages' corpora: shared token types and their share.
+    Anchors(AnchorsArgs),
     /// Print the crossling version, the linked libtorch and the devices it sees.
     Info,
+}
+
+#[derive(Args)]
+struct AnchorsArgs {
+    /// Tokenizer folder (e.g. the `tokenizer/` of a training run).
+    #[arg(long)]
+    tokenizer: PathBuf,
+    /// First corpus as LANG=FILE (one sentence per line).
+    #[arg(long)]
+    a: String,
+    /// Second corpus as LANG=FILE.
+    #[arg(long)]
+    b: String,
+    /// Read at most this many lines of each corpus.
+    #[arg(long)]
+    max_lines: Option<usize>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -120,6 +141,7 @@ fn main() {
     let result = match cli.command {
         Command::Data(cmd) => run_data(cmd),
         Command::Train(args) => run_train(args),
+        Command::Anchors(args) => anchors(args),
         Command::Info => info(),
     };
     if let Err(e) = result {
@@ -142,6 +164,31 @@ fn run_train(args: TrainArgs) -> Result<()> {
             "best {} perplexity {ppl:.2} at step {step} -> {}",
             cfg.train.select_lang,
             args.out.join("best").display()
+        );
+    }
+    Ok(())
+}
+
+fn lang_file(spec: &str) -> Result<(String, PathBuf)> {
+    match spec.split_once('=') {
+        Some((lang, path)) if !lang.is_empty() && !path.is_empty() => Ok((lang.to_string(), PathBuf::from(path))),
+        _ => bail!("expected LANG=FILE (e.g. en=out/run/corpora/en.train.txt), got '{spec}'"),
+    }
+}
+
+fn anchors(args: AnchorsArgs) -> Result<()> {
+    let tok = crossling::text::tokenize::CrossTokenizer::load(&args.tokenizer)?;
+    let (la, pa) = lang_file(&args.a)?;
+    let (lb, pb) = lang_file(&args.b)?;
+    let s = crossling::text::anchors::anchor_stats(&tok, (&la, &pa), (&lb, &pb), args.max_lines)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+    } else {
+        println!("token types: {la} {}, {lb} {}, shared {}", s.types_a, s.types_b, s.shared_types);
+        println!(
+            "tokens of a shared type: {la} {:.2}%, {lb} {:.2}%",
+            100.0 * s.shared_token_share_a,
+            100.0 * s.shared_token_share_b
         );
     }
     Ok(())

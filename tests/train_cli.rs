@@ -77,6 +77,21 @@ fn train_writes_checkpoints_and_refuses_to_clobber() {
     assert!(metrics.lines().count() >= 4, "{metrics}");
     assert!(metrics.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()));
 
+    // Anchor statistics of the trained joint tokenizer: en and fr share some token types.
+    let (tok_dir, en, fr) = (out.join("tokenizer"), out.join("corpora/en.train.txt"), out.join("corpora/fr.train.txt"));
+    let a = format!("en={}", en.display());
+    let b = format!("fr={}", fr.display());
+    let o = crossling(
+        &["anchors", "--tokenizer", tok_dir.to_str().unwrap(), "--a", &a, "--b", &b, "--json"],
+        &data,
+        &cache,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let stats: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(stats["shared_types"].as_u64().unwrap() > 10, "{stats}");
+    let o = crossling(&["anchors", "--tokenizer", tok_dir.to_str().unwrap(), "--a", "en", "--b", &b], &data, &cache);
+    assert!(!o.status.success() && text(&o).contains("expected LANG=FILE"), "{}", text(&o));
+
     // A second run into the same folder must not overwrite the trained model.
     let o = crossling(&["train", "--config", cfg_s, "--out", out_s], &data, &cache);
     assert!(!o.status.success());
