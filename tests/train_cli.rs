@@ -92,6 +92,22 @@ fn train_writes_checkpoints_and_refuses_to_clobber() {
     let o = crossling(&["anchors", "--tokenizer", tok_dir.to_str().unwrap(), "--a", "en", "--b", &b], &data, &cache);
     assert!(!o.status.success() && text(&o).contains("expected LANG=FILE"), "{}", text(&o));
 
+    // Extra anchors: the same run with dictionary code-switching of the training text.
+    let cs_cfg = tmp.path().join("cs.toml");
+    std::fs::write(&cs_cfg, format!("{RUN}\n[codeswitch]\ndictionary = \"en-fr\"\n")).unwrap();
+    let cs_out = tmp.path().join("cs-out");
+    let o =
+        crossling(&["train", "--config", cs_cfg.to_str().unwrap(), "--out", cs_out.to_str().unwrap()], &data, &cache);
+    assert!(o.status.success(), "{}", text(&o));
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(cs_out.join("corpora/codeswitch.json")).unwrap()).unwrap();
+    for lang in ["en", "fr"] {
+        let switched = record["stats"][lang]["switched"].as_u64().unwrap();
+        let words = record["stats"][lang]["words"].as_u64().unwrap();
+        assert!(switched > 0 && switched * 100 <= words * 15, "{lang}: {record}");
+    }
+    assert!(record["dictionary_pairs"].as_u64().unwrap() > 5000, "{record}");
+
     // A second run into the same folder must not overwrite the trained model.
     let o = crossling(&["train", "--config", cfg_s, "--out", out_s], &data, &cache);
     assert!(!o.status.success());

@@ -55,7 +55,7 @@ impl SplitMix64 {
 }
 
 /// What a batch switch did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SwitchStats {
     pub sentences: usize,
     /// Whitespace-separated words in the input batch.
@@ -68,6 +68,18 @@ pub struct SwitchStats {
     pub switched: usize,
     /// `⌊max_fraction × words⌋`.
     pub cap: usize,
+}
+
+impl SwitchStats {
+    /// Accumulate the counts of another batch.
+    pub fn add(&mut self, other: &SwitchStats) {
+        self.sentences += other.sentences;
+        self.words += other.words;
+        self.dictionary_words += other.dictionary_words;
+        self.drawn += other.drawn;
+        self.switched += other.switched;
+        self.cap += other.cap;
+    }
 }
 
 /// Replaces dictionary words by translations.

@@ -8,8 +8,10 @@
 //! - [`checkpoint`]: the checkpoint directory (`model.safetensors`, `optimizer.safetensors`, `config.json`,
 //!   `trainer_state.json`), atomic writes and verified loads.
 //! - [`trainer`]: [`TrainConfig`], [`TokenInfo`], [`train`], [`TrainSummary`].
+//! - [`extra_anchors`]: dictionary code-switching of a run's training text (Table 1 "Extra anchors").
 //! - [`run`]: one run from one TOML file — corpora, tokenizer, streams, training ([`run::run_pretraining`]).
 pub mod checkpoint;
+pub mod extra_anchors;
 pub mod run;
 pub mod schedule;
 pub mod trainer;

@@ -16,6 +16,8 @@
 //! [train.model]
 //! hidden = 128
 //! ```
+//! An optional `[codeswitch]` section (`dictionary = "en-fr"`, `p`, `max_fraction`, `group`) code-switches the
+//! training text of both languages before tokenization (Extra anchors).
 //! `train.model.vocab_size` and `train.model.languages` are filled in from the tokenizer and `languages`.
 //! The output folder holds `run.toml` (the resolved config), `corpora/`, `tokenizer/`, `metrics.jsonl`, `last/`
 //! and `best/`. With `resume`, existing corpora and the tokenizer are reused and training continues from `last/`;
@@ -26,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::text::corpus::{build_corpus, CorpusSpec};
 use crate::text::stream::encode_corpus;
 use crate::text::tokenize::{CrossTokenizer, TokenizerSpec};
+use crate::train::extra_anchors::{muse_train_pairs, switch_file, CodeSwitchConfig};
 use crate::train::trainer::{train, TokenInfo, TrainConfig, TrainSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -57,6 +60,9 @@ pub struct RunConfig {
     pub corpus: RunCorpus,
     pub tokenizer: TokenizerSpec,
     pub train: TrainConfig,
+    /// Extra anchors: code-switch the training text with a MUSE dictionary (see [`crate::train::extra_anchors`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codeswitch: Option<CodeSwitchConfig>,
 }
 
 impl RunConfig {
@@ -84,6 +90,12 @@ impl RunConfig {
         }
         if let Some(extra) = self.corpus.datasets.keys().find(|l| !self.languages.contains(l)) {
             return Err(format!("[corpus.datasets] names '{extra}', which is not in `languages`"));
+        }
+        if let Some(cs) = &self.codeswitch {
+            let (a, b) = cs.languages().map_err(|e| e.to_string())?;
+            if !self.languages.contains(&a) || !self.languages.contains(&b) {
+                return Err(format!("codeswitch.dictionary '{}' needs both languages in `languages`", cs.dictionary));
+            }
         }
         if !self.languages.contains(&self.train.select_lang) {
             return Err(format!("train.select_lang '{}' is not in `languages`", self.train.select_lang));
@@ -143,15 +155,24 @@ pub fn run_pretraining(
     std::fs::rename(&tmp, &record).map_err(|e| Error::io(&record, e))?;
 
     let corpora = out_dir.join("corpora");
+    let switch_record = corpora.join("codeswitch.json");
+    let corpora_done = |train: &Path, valid: &Path| {
+        reuse && train.is_file() && valid.is_file() && (cfg.codeswitch.is_none() || switch_record.is_file())
+    };
     let mut files: Vec<(String, PathBuf, PathBuf)> = Vec::new();
+    let mut rebuilt = false;
     for lang in &cfg.languages {
         let train_path = corpora.join(format!("{lang}.train.txt"));
         let valid_path = corpora.join(format!("{lang}.valid.txt"));
-        if !(reuse && train_path.is_file() && valid_path.is_file()) {
+        if !corpora_done(&train_path, &valid_path) {
             let summary = build_corpus(catalog, roots, &cfg.corpus_spec(lang), &corpora)?;
             eprintln!("corpus {lang}: {} train / {} valid sentences", summary.train.sentences, summary.valid.sentences);
+            rebuilt = true;
         }
         files.push((lang.clone(), train_path, valid_path));
+    }
+    if let (Some(cs), true) = (&cfg.codeswitch, rebuilt) {
+        code_switch_corpora(cs, catalog, roots, &corpora, cfg.train.seed)?;
     }
 
     let tok_dir = out_dir.join("tokenizer");
@@ -175,6 +196,35 @@ pub fn run_pretraining(
     }
     let info = TokenInfo::from_tokenizer(&tok, train_cfg.model.sharing.sep_emb);
     train(&train_cfg, train_streams, valid_streams, &info, out_dir, reuse)
+}
+
+/// Code-switch the training corpora of both languages of `cs.dictionary` and record the counts.
+fn code_switch_corpora(
+    cs: &CodeSwitchConfig,
+    catalog: &Catalog,
+    roots: &DataRoots,
+    corpora: &Path,
+    seed: u64,
+) -> Result<()> {
+    let (a, b) = cs.languages()?;
+    let forward = muse_train_pairs(catalog, roots, &cs.dictionary)?;
+    let backward: Vec<(String, String)> = forward.iter().map(|(s, t)| (t.clone(), s.clone())).collect();
+    let n_pairs = forward.len();
+    let mut record = BTreeMap::new();
+    for (i, (lang, pairs)) in [(a, forward), (b, backward)].into_iter().enumerate() {
+        let stats = switch_file(&corpora.join(format!("{lang}.train.txt")), &pairs, cs, seed ^ (0xC0DE + i as u64))?;
+        eprintln!(
+            "code-switched {lang}: {} of {} words ({} dictionary words)",
+            stats.switched, stats.words, stats.dictionary_words
+        );
+        record.insert(lang, stats);
+    }
+    let json = serde_json::json!({ "config": cs, "dictionary_pairs": n_pairs, "stats": record });
+    let path = corpora.join("codeswitch.json");
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_string_pretty(&json).map_err(|e| Error::Invalid(e.to_string()))?;
+    std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))
 }
 
 #[cfg(test)]
