@@ -54,8 +54,18 @@ struct AnchorsArgs {
 #[derive(Args)]
 struct TrainArgs {
     /// Run config (TOML): languages, [corpus], [tokenizer], [train] — see `crossling::train::run`.
+    #[arg(long, required_unless_present = "preset", conflicts_with = "preset")]
+    config: Option<PathBuf>,
+    /// A named run instead of --config: an Emerging Table 1 ablation (default, domain-mismatch, no-anchors,
+    /// default-anchors, extra-anchors, sep-emb, sep-l1-3, sep-l1-6, sep-emb-l1-3, sep-emb-l1-6).
     #[arg(long)]
-    config: PathBuf,
+    preset: Option<String>,
+    /// Language pair of a preset.
+    #[arg(long, default_value = "en-fr")]
+    pair: String,
+    /// Scale of a preset: smoke, cpu or paper.
+    #[arg(long, default_value = "cpu")]
+    scale: String,
     /// Output folder (corpora, tokenizer, metrics.jsonl, last/, best/).
     #[arg(long)]
     out: PathBuf,
@@ -151,7 +161,11 @@ fn main() {
 }
 
 fn run_train(args: TrainArgs) -> Result<()> {
-    let cfg = crossling::train::run::RunConfig::load(&args.config)?;
+    let cfg = match (&args.config, &args.preset) {
+        (Some(path), _) => crossling::train::run::RunConfig::load(path)?,
+        (None, Some(name)) => crossling::train::presets::preset(name, &args.pair, &args.scale)?,
+        (None, None) => bail!("give --config FILE or --preset NAME"),
+    };
     let catalog = Catalog::load_default().context("loading data manifests")?;
     let roots = DataRoots::from_env();
     let s = crossling::train::run::run_pretraining(&cfg, &catalog, &roots, &args.out, args.resume)?;

@@ -108,6 +108,15 @@ fn train_writes_checkpoints_and_refuses_to_clobber() {
     }
     assert!(record["dictionary_pairs"].as_u64().unwrap() > 5000, "{record}");
 
+    // A named preset at smoke scale trains end to end too.
+    let p_out = tmp.path().join("preset-out");
+    let args =
+        ["train", "--preset", "sep-emb", "--pair", "en-de", "--scale", "smoke", "--out", p_out.to_str().unwrap()];
+    let o = crossling(&args, &data, &cache);
+    assert!(o.status.success(), "{}", text(&o));
+    let model_cfg = std::fs::read_to_string(p_out.join("last/config.json")).unwrap();
+    assert!(model_cfg.contains("\"sep_emb\": true") || model_cfg.contains("\"sep_emb\":true"), "{model_cfg}");
+
     // A second run into the same folder must not overwrite the trained model.
     let o = crossling(&["train", "--config", cfg_s, "--out", out_s], &data, &cache);
     assert!(!o.status.success());

@@ -9,9 +9,11 @@
 //!   `trainer_state.json`), atomic writes and verified loads.
 //! - [`trainer`]: [`TrainConfig`], [`TokenInfo`], [`train`], [`TrainSummary`].
 //! - [`extra_anchors`]: dictionary code-switching of a run's training text (Table 1 "Extra anchors").
+//! - [`presets`]: the Table 1 ablations for a language pair at a scale (`smoke`, `cpu`, `paper`).
 //! - [`run`]: one run from one TOML file — corpora, tokenizer, streams, training ([`run::run_pretraining`]).
 pub mod checkpoint;
 pub mod extra_anchors;
+pub mod presets;
 pub mod run;
 pub mod schedule;
 pub mod trainer;

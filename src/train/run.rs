@@ -79,6 +79,11 @@ impl RunConfig {
         RunConfig::from_toml(&text, path)
     }
 
+    /// Check the cross-field rules (languages, datasets, dictionary, selection language).
+    pub fn validate(&self) -> Result<()> {
+        self.check().map_err(Error::Invalid)
+    }
+
     fn check(&self) -> std::result::Result<(), String> {
         if self.languages.is_empty() {
             return Err("`languages` is empty (expected e.g. [\"en\", \"fr\"])".into());
