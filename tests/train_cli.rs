@@ -126,6 +126,15 @@ fn train_writes_checkpoints_and_refuses_to_clobber() {
     let o = crossling(&["train", "--config", cfg_s, "--out", out_s, "--resume"], &data, &cache);
     assert!(o.status.success(), "{}", text(&o));
 
+    // A run killed before its first checkpoint (simulated: no last/ or best/) resumes from step 0.
+    let killed = tmp.path().join("killed");
+    let killed_s = killed.to_str().unwrap();
+    assert!(crossling(&["train", "--config", cfg_s, "--out", killed_s], &data, &cache).status.success());
+    std::fs::remove_dir_all(killed.join("last")).unwrap();
+    std::fs::remove_dir_all(killed.join("best")).unwrap();
+    let o = crossling(&["train", "--config", cfg_s, "--out", killed_s, "--resume"], &data, &cache);
+    assert!(o.status.success() && text(&o).contains("trained steps 0..4"), "{}", text(&o));
+
     // A finished run can be extended: only the step budget changed.
     std::fs::write(&cfg, RUN.replace("steps = 4", "steps = 6")).unwrap();
     let o = crossling(&["train", "--config", cfg_s, "--out", out_s, "--resume"], &data, &cache);

@@ -200,7 +200,9 @@ pub fn run_pretraining(
         valid_streams.push(encode_corpus(&tok, lang, valid_path, None)?);
     }
     let info = TokenInfo::from_tokenizer(&tok, train_cfg.model.sharing.sep_emb);
-    train(&train_cfg, train_streams, valid_streams, &info, out_dir, reuse)
+    // A run killed before its first checkpoint resumes from step 0 with the corpora and tokenizer it built.
+    let from_checkpoint = reuse && out_dir.join("last").is_dir();
+    train(&train_cfg, train_streams, valid_streams, &info, out_dir, from_checkpoint)
 }
 
 /// Code-switch the training corpora of both languages of `cs.dictionary` and record the counts.
