@@ -2,7 +2,7 @@
 //! non-zero exit.
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
-use crossling::data::manifest::{Catalog, Manifest};
+use crossling::data::manifest::Catalog;
 use crossling::data::resolve::{DataRoots, Found};
 use crossling::data::stats::dataset_stats;
 use crossling::text::corpus::{build_corpus, CorpusSpec};
@@ -133,7 +133,7 @@ struct CorpusArgs {
     #[arg(long)]
     max_bytes: Option<u64>,
     /// Documents held out for validation, per mille.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = crossling::text::corpus::DEFAULT_VALID_PER_MILLE)]
     valid_per_mille: u32,
     /// Seed of the split and file order.
     #[arg(long, default_value_t = 0)]
@@ -304,19 +304,10 @@ fn list(catalog: &Catalog, roots: &DataRoots, verify_hashes: bool) -> Result<()>
     Ok(())
 }
 
-fn selected<'a>(catalog: &'a Catalog, ids: &[String]) -> Result<Vec<&'a Manifest>> {
-    Ok(catalog.select(ids)?)
-}
-
 fn verify(catalog: &Catalog, roots: &DataRoots, ids: &[String]) -> Result<()> {
-    let manifests = selected(catalog, ids)?;
+    let manifests = catalog.select(ids)?;
     let total: u64 = manifests.iter().map(|m| m.total_bytes()).sum();
-    let bar = indicatif::ProgressBar::new(total);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("verify {msg:<16} [{bar:30}] {bytes}/{total_bytes} eta {eta}")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
+    let bar = crossling::progress::bar(total, "verify {msg:<16} [{bar:30}] {bytes}/{total_bytes} eta {eta}");
     let mut failures = Vec::new();
     let mut files = 0usize;
     for m in &manifests {
@@ -344,14 +335,16 @@ fn verify(catalog: &Catalog, roots: &DataRoots, ids: &[String]) -> Result<()> {
 }
 
 fn fetch(catalog: &Catalog, roots: &DataRoots, ids: &[String]) -> Result<()> {
-    for m in selected(catalog, ids)? {
+    for m in catalog.select(ids)? {
         let mut fetched = 0;
         for f in &m.files {
+            // A download is checked against its sha256 before it enters the cache; only found files need hashing.
             if roots.locate(f).is_none() {
                 roots.download(f)?;
                 fetched += 1;
+            } else {
+                roots.verify(f)?;
             }
-            roots.verify(f)?;
         }
         println!("{:<16} {} files ({} downloaded), verified", m.id, m.files.len(), fetched);
     }
@@ -366,7 +359,7 @@ fn stats(catalog: &Catalog, roots: &DataRoots, ids: &[String], json: bool) -> Re
             "dataset", "lang", "documents", "sentences", "tokens", "characters"
         );
     }
-    for m in selected(catalog, ids)? {
+    for m in catalog.select(ids)? {
         let counts = dataset_stats(m, roots).with_context(|| format!("counting {}", m.id))?;
         if json {
             all.insert(m.id.clone(), serde_json::to_value(&counts)?);

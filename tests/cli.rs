@@ -1,28 +1,9 @@
 //! End-to-end tests of the `crossling data` verbs through the real binary: bad input gives a clear message and a
 //! non-zero exit; with the mirror present, verification, stats and corpus building work on the real files.
+mod common;
+
+use common::{crossling, mirror, text};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn mirror() -> Option<PathBuf> {
-    let p = std::env::var_os("CROSSLING_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data"));
-    p.join("SOURCES.tsv").is_file().then_some(p)
-}
-
-fn crossling(args: &[&str], data: Option<&Path>, cache: &Path) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_crossling"));
-    cmd.args(args).env("CROSSLING_CACHE", cache).env("CROSSLING_OFFLINE", "1");
-    match data {
-        Some(d) => cmd.env("CROSSLING_DATA", d),
-        None => cmd.env_remove("CROSSLING_DATA"),
-    };
-    cmd.output().expect("run crossling")
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
 
 #[test]
 fn unknown_dataset_is_a_clear_error() {

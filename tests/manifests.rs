@@ -1,7 +1,7 @@
 //! The shipped manifests load, and — when the real-data mirror is present — list exactly the mirror's files.
 use crossling::data::manifest::{read_sources_tsv, Catalog, Format};
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+mod common;
 
 #[test]
 fn default_catalog_loads() {
@@ -25,15 +25,11 @@ fn default_catalog_loads() {
 
 #[test]
 fn manifests_match_the_mirror_sources_exactly() {
-    let mirror = std::env::var_os("CROSSLING_DATA")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")));
-    let sources = mirror.join("SOURCES.tsv");
-    if !sources.is_file() {
-        eprintln!("skipping: no mirror at {}", mirror.display());
+    let Some(mirror) = common::mirror() else {
+        eprintln!("skipping: no mirror (CROSSLING_DATA or ../shared/data)");
         return;
-    }
+    };
+    let sources = mirror.join("SOURCES.tsv");
     let rows = read_sources_tsv(&sources).unwrap();
     let expected: BTreeSet<(String, u64, String, String)> =
         rows.iter().map(|r| (r.path.clone(), r.bytes, r.sha256.clone(), r.raw_url())).collect();

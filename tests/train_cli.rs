@@ -1,14 +1,8 @@
 //! `crossling train` end to end on the real mirror with a tiny model: corpora, tokenizer, training, checkpoints,
 //! metrics; a finished run is not silently overwritten; resume needs the same config.
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn mirror() -> Option<PathBuf> {
-    let p = std::env::var_os("CROSSLING_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data"));
-    p.join("SOURCES.tsv").is_file().then_some(p)
-}
+use common::{crossling, mirror, text};
 
 const RUN: &str = r#"
 languages = ["en", "fr"]
@@ -37,20 +31,6 @@ heads = 2
 max_positions = 64
 "#;
 
-fn crossling(args: &[&str], data: &Path, cache: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_crossling"))
-        .args(args)
-        .env("CROSSLING_DATA", data)
-        .env("CROSSLING_CACHE", cache)
-        .env("CROSSLING_OFFLINE", "1")
-        .output()
-        .expect("run crossling")
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
 #[test]
 fn train_writes_checkpoints_and_refuses_to_clobber() {
     let Some(data) = mirror() else { return };
@@ -61,7 +41,7 @@ fn train_writes_checkpoints_and_refuses_to_clobber() {
     let (cfg_s, out_s) = (cfg.to_str().unwrap(), out.to_str().unwrap());
     let cache = tmp.path().join("cache");
 
-    let o = crossling(&["train", "--config", cfg_s, "--out", out_s], &data, &cache);
+    let o = crossling(&["train", "--config", cfg_s, "--out", out_s], Some(&data), &cache);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("trained steps 0..4"), "{}", text(&o));
     for f in [
@@ -83,21 +63,25 @@ fn train_writes_checkpoints_and_refuses_to_clobber() {
     let b = format!("fr={}", fr.display());
     let o = crossling(
         &["anchors", "--tokenizer", tok_dir.to_str().unwrap(), "--a", &a, "--b", &b, "--json"],
-        &data,
+        Some(&data),
         &cache,
     );
     assert!(o.status.success(), "{}", text(&o));
     let stats: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(stats["shared_types"].as_u64().unwrap() > 10, "{stats}");
-    let o = crossling(&["anchors", "--tokenizer", tok_dir.to_str().unwrap(), "--a", "en", "--b", &b], &data, &cache);
+    let o =
+        crossling(&["anchors", "--tokenizer", tok_dir.to_str().unwrap(), "--a", "en", "--b", &b], Some(&data), &cache);
     assert!(!o.status.success() && text(&o).contains("expected LANG=FILE"), "{}", text(&o));
 
     // Extra anchors: the same run with dictionary code-switching of the training text.
     let cs_cfg = tmp.path().join("cs.toml");
     std::fs::write(&cs_cfg, format!("{RUN}\n[codeswitch]\ndictionary = \"en-fr\"\n")).unwrap();
     let cs_out = tmp.path().join("cs-out");
-    let o =
-        crossling(&["train", "--config", cs_cfg.to_str().unwrap(), "--out", cs_out.to_str().unwrap()], &data, &cache);
+    let o = crossling(
+        &["train", "--config", cs_cfg.to_str().unwrap(), "--out", cs_out.to_str().unwrap()],
+        Some(&data),
+        &cache,
+    );
     assert!(o.status.success(), "{}", text(&o));
     let record: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(cs_out.join("corpora/codeswitch.json")).unwrap()).unwrap();
@@ -112,38 +96,38 @@ fn train_writes_checkpoints_and_refuses_to_clobber() {
     let p_out = tmp.path().join("preset-out");
     let args =
         ["train", "--preset", "sep-emb", "--pair", "en-de", "--scale", "smoke", "--out", p_out.to_str().unwrap()];
-    let o = crossling(&args, &data, &cache);
+    let o = crossling(&args, Some(&data), &cache);
     assert!(o.status.success(), "{}", text(&o));
     let model_cfg = std::fs::read_to_string(p_out.join("last/config.json")).unwrap();
     assert!(model_cfg.contains("\"sep_emb\": true") || model_cfg.contains("\"sep_emb\":true"), "{model_cfg}");
 
     // A second run into the same folder must not overwrite the trained model.
-    let o = crossling(&["train", "--config", cfg_s, "--out", out_s], &data, &cache);
+    let o = crossling(&["train", "--config", cfg_s, "--out", out_s], Some(&data), &cache);
     assert!(!o.status.success());
     assert!(text(&o).contains("--resume"), "{}", text(&o));
 
     // Resuming a finished run is a no-op that succeeds.
-    let o = crossling(&["train", "--config", cfg_s, "--out", out_s, "--resume"], &data, &cache);
+    let o = crossling(&["train", "--config", cfg_s, "--out", out_s, "--resume"], Some(&data), &cache);
     assert!(o.status.success(), "{}", text(&o));
 
     // A run killed before its first checkpoint (simulated: no last/ or best/) resumes from step 0.
     let killed = tmp.path().join("killed");
     let killed_s = killed.to_str().unwrap();
-    assert!(crossling(&["train", "--config", cfg_s, "--out", killed_s], &data, &cache).status.success());
+    assert!(crossling(&["train", "--config", cfg_s, "--out", killed_s], Some(&data), &cache).status.success());
     std::fs::remove_dir_all(killed.join("last")).unwrap();
     std::fs::remove_dir_all(killed.join("best")).unwrap();
-    let o = crossling(&["train", "--config", cfg_s, "--out", killed_s, "--resume"], &data, &cache);
+    let o = crossling(&["train", "--config", cfg_s, "--out", killed_s, "--resume"], Some(&data), &cache);
     assert!(o.status.success() && text(&o).contains("trained steps 0..4"), "{}", text(&o));
 
     // A finished run can be extended: only the step budget changed.
     std::fs::write(&cfg, RUN.replace("steps = 4", "steps = 6")).unwrap();
-    let o = crossling(&["train", "--config", cfg_s, "--out", out_s, "--resume"], &data, &cache);
+    let o = crossling(&["train", "--config", cfg_s, "--out", out_s, "--resume"], Some(&data), &cache);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("trained steps 4..6"), "{}", text(&o));
 
     // Any other change cannot resume this folder.
     std::fs::write(&cfg, RUN.replace("steps = 4", "steps = 6").replace("hidden = 32", "hidden = 64")).unwrap();
-    let o = crossling(&["train", "--config", cfg_s, "--out", out_s, "--resume"], &data, &cache);
+    let o = crossling(&["train", "--config", cfg_s, "--out", out_s, "--resume"], Some(&data), &cache);
     assert!(!o.status.success());
     assert!(text(&o).contains("different run config"), "{}", text(&o));
 }

@@ -219,12 +219,7 @@ fn progress_bar(enabled: bool, len: u64, name: &str) -> indicatif::ProgressBar {
     if !enabled {
         return indicatif::ProgressBar::hidden();
     }
-    let bar = indicatif::ProgressBar::new(len);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
+    let bar = crate::progress::bar(len, "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}");
     bar.set_message(name.to_string());
     bar
 }

@@ -55,8 +55,11 @@ pub struct CorpusSpec {
     pub min_chars: usize,
 }
 
+/// Documents held out for validation, per mille, unless a spec says otherwise.
+pub const DEFAULT_VALID_PER_MILLE: u32 = 20;
+
 fn default_valid_per_mille() -> u32 {
-    20
+    DEFAULT_VALID_PER_MILLE
 }
 fn default_true() -> bool {
     true
@@ -191,10 +194,7 @@ pub fn build_corpus(catalog: &Catalog, roots: &DataRoots, spec: &CorpusSpec, out
     let mut seen: HashSet<u64> = HashSet::new();
     let mut duplicates = 0usize;
     let mut inputs = Vec::new();
-    let bar = indicatif::ProgressBar::new(files.len() as u64);
-    if let Ok(style) = indicatif::ProgressStyle::with_template("corpus {msg} [{bar:30}] {pos}/{len} files, eta {eta}") {
-        bar.set_style(style.progress_chars("=> "));
-    }
+    let bar = crate::progress::bar(files.len() as u64, "corpus {msg} [{bar:30}] {pos}/{len} files, eta {eta}");
     bar.set_message(spec.lang.clone());
 
     let result = (|| -> Result<()> {

@@ -21,6 +21,7 @@
 //! paper's.
 use crate::error::{Error, Result};
 use crate::model::ModelConfig;
+use crate::text::corpus::DEFAULT_VALID_PER_MILLE;
 use crate::text::tokenize::{AnchorScheme, TokenizerSpec};
 use crate::train::extra_anchors::CodeSwitchConfig;
 use crate::train::run::{RunConfig, RunCorpus};
@@ -109,7 +110,12 @@ pub fn preset(ablation: &str, pair: &str, scale: &str) -> Result<RunConfig> {
     let select_lang = if languages.iter().any(|l| l == "en") { "en".to_string() } else { languages[0].clone() };
     let cfg = RunConfig {
         languages,
-        corpus: RunCorpus { datasets, max_sentences: Some(max_sentences), max_bytes: None, valid_per_mille: 20 },
+        corpus: RunCorpus {
+            datasets,
+            max_sentences: Some(max_sentences),
+            max_bytes: None,
+            valid_per_mille: DEFAULT_VALID_PER_MILLE,
+        },
         tokenizer: TokenizerSpec::new(scheme, vocab),
         train: TrainConfig {
             model,

@@ -25,7 +25,7 @@
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
 use crate::error::{Error, Result};
-use crate::text::corpus::{build_corpus, CorpusSpec};
+use crate::text::corpus::{build_corpus, CorpusSpec, DEFAULT_VALID_PER_MILLE};
 use crate::text::stream::encode_corpus;
 use crate::text::tokenize::{CrossTokenizer, TokenizerSpec};
 use crate::train::extra_anchors::{muse_train_pairs, switch_file, CodeSwitchConfig};
@@ -49,7 +49,7 @@ pub struct RunCorpus {
 }
 
 fn default_valid_per_mille() -> u32 {
-    20
+    DEFAULT_VALID_PER_MILLE
 }
 
 /// A whole pre-training run.

@@ -296,10 +296,7 @@ pub fn train(
     }
     let start_step = state.step;
 
-    let pb = indicatif::ProgressBar::new(cfg.steps);
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} [{elapsed_precise}<{eta}] {msg}") {
-        pb.set_style(style);
-    }
+    let pb = crate::progress::bar(cfg.steps, "{bar:30} {pos}/{len} [{elapsed_precise}<{eta}] {msg}");
     pb.set_position(start_step);
     let mut summary = TrainSummary {
         final_step: start_step,
