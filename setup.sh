@@ -10,6 +10,8 @@
 set -euo pipefail
 
 TORCH_VERSION="2.13.0"   # must match the libtorch that the tch crate in Cargo.toml expects
+# Reference implementations that the tests and benchmarks compare against (Hugging Face interop, CKA, CSLS).
+PY_TOOLS=("numpy==2.4.6" "transformers==5.23.0" "safetensors==0.8.0")
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VENV="$ROOT/.venv"
 
@@ -53,6 +55,26 @@ if [ "${have%%+*}" != "$TORCH_VERSION" ]; then
   [ "${have%%+*}" = "$TORCH_VERSION" ] || die "torch $TORCH_VERSION is still not importable from $VENV (found '${have:-none}')"
 else
   say "torch $have already installed"
+fi
+
+# The Python reference tools, pinned; pip is only called when one is missing or at another version.
+missing_tools="$("$VPY" - "${PY_TOOLS[@]}" <<'PY' 2>/dev/null || echo all
+import importlib.metadata as m, sys
+for spec in sys.argv[1:]:
+    name, version = spec.split("==")
+    try:
+        if m.version(name) != version:
+            print(spec)
+    except m.PackageNotFoundError:
+        print(spec)
+PY
+)"
+if [ -n "$missing_tools" ]; then
+  say "installing the reference tools ${PY_TOOLS[*]} (used by tests and benchmarks)"
+  "$VPY" -m pip install --disable-pip-version-check --quiet "${PY_TOOLS[@]}" \
+    || die "pip could not install ${PY_TOOLS[*]}; check the network / PyPI access and re-run ./setup.sh"
+else
+  say "reference tools ${PY_TOOLS[*]} already installed"
 fi
 
 # A stable path for .cargo/config.toml: .venv/libtorch -> site-packages/torch (holds include/ and lib/).
