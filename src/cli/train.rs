@@ -11,12 +11,14 @@ pub struct TrainArgs {
     #[arg(long, required_unless_present = "preset", conflicts_with = "preset")]
     config: Option<PathBuf>,
     /// A named run instead of --config: an Emerging Table 1 ablation (default, domain-mismatch, no-anchors,
-    /// default-anchors, extra-anchors, sep-emb, sep-l1-3, sep-l1-6, sep-emb-l1-3, sep-emb-l1-6).
+    /// default-anchors, extra-anchors, sep-emb, sep-l1-3, sep-l1-6, sep-emb-l1-3, sep-emb-l1-6), `mono` (one
+    /// language) or `multilingual` (e.g. --langs en-fr-de-ru-zh).
     #[arg(long)]
     preset: Option<String>,
-    /// Language pair of a preset.
-    #[arg(long, default_value = "en-fr")]
-    pair: String,
+    /// Languages of a preset joined by '-': one for `mono`, two for the ablations, three or more for
+    /// `multilingual` (e.g. en-fr-de-ru-zh).
+    #[arg(long, alias = "pair", default_value = "en-fr")]
+    langs: String,
     /// Scale of a preset: smoke, cpu or paper.
     #[arg(long, default_value = "cpu")]
     scale: String,
@@ -31,7 +33,7 @@ pub struct TrainArgs {
 pub fn run(args: TrainArgs) -> Result<()> {
     let cfg = match (&args.config, &args.preset) {
         (Some(path), _) => crossling::train::run::RunConfig::load(path)?,
-        (None, Some(name)) => crossling::train::presets::preset(name, &args.pair, &args.scale)?,
+        (None, Some(name)) => crossling::train::presets::preset(name, &args.langs, &args.scale)?,
         (None, None) => bail!("give --config FILE or --preset NAME"),
     };
     let catalog = Catalog::load_default().context("loading data manifests")?;

@@ -291,6 +291,33 @@ impl CrossTokenizer {
         self.meta.vocab.len()
     }
 
+    /// Checks that every BPE model reached the size the spec asked for (`vocab_size`, or `vocab_size / n` per
+    /// language for the per-language schemes). Training stops early when no pair occurs `min_frequency` times, so
+    /// a vocabulary larger than the text supports silently yields a smaller one; a pre-training run calls this to
+    /// refuse such a config before any training.
+    pub fn check_vocab_filled(&self) -> Result<()> {
+        let spec = &self.meta.spec;
+        let per_lang = match spec.scheme {
+            AnchorScheme::Joint => spec.vocab_size,
+            _ => spec.vocab_size / self.meta.langs.len(),
+        };
+        for (k, hf) in self.hf.iter().enumerate() {
+            let got = hf.get_vocab_size(true);
+            if got < per_lang {
+                let which = match spec.scheme {
+                    AnchorScheme::Joint => format!("the joint training text of {}", self.meta.langs.join(", ")),
+                    _ => format!("the '{}' training text", self.meta.langs[k]),
+                };
+                return Err(Error::Invalid(format!(
+                    "tokenizer: {which} supports only {got} BPE tokens (merges need pairs seen at least {} times), \
+                     fewer than the {per_lang} asked for by vocab_size = {}; lower [tokenizer].vocab_size or add data",
+                    spec.min_frequency, spec.vocab_size
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The global token string of `id` (`en:`-prefixed under NoAnchors).
     pub fn id_to_token(&self, id: u32) -> Option<String> {
         self.meta.vocab.get(id as usize).cloned()
@@ -604,6 +631,19 @@ pub(crate) mod tests {
         let enc = hf.encode("the chat sat", false).unwrap();
         assert_eq!(enc.get_ids(), tok.encode("the chat sat", "en").unwrap().as_slice());
         assert_eq!(hf.token_to_id("[MASK]"), Some(4));
+    }
+
+    #[test]
+    fn a_vocabulary_larger_than_the_text_supports_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("en.txt");
+        std::fs::write(&f, "low lower lowest\nnewer wider\n".repeat(3)).unwrap();
+        let files = [("en".to_string(), f)];
+        let small = CrossTokenizer::train(&TokenizerSpec::new(AnchorScheme::Joint, 20), &files).unwrap();
+        small.check_vocab_filled().unwrap();
+        let big = CrossTokenizer::train(&TokenizerSpec::new(AnchorScheme::Joint, 5000), &files).unwrap();
+        let err = big.check_vocab_filled().unwrap_err().to_string();
+        assert!(err.contains("fewer than the 5000 asked for"), "{err}");
     }
 
     #[test]

@@ -1,15 +1,23 @@
-//! Named pre-training runs: the ablations of Wu, Conneau et al. (2020), Table 1, for a language pair at a scale.
+//! Named pre-training runs — the model zoo of the figures: the ablations of Wu, Conneau et al. (2020), Table 1, for
+//! a language pair, plus monolingual models (Emerging §5: Figures 4, 6, 7) and one multilingual model over
+//! en/fr/de/ru/zh (the stand-in for mBERT in Liu et al. 2020), each at a scale.
 //!
-//! | preset | what changes from `default` |
-//! |---|---|
-//! | `default` | joint BPE over both languages, everything shared, same domain (novels) |
-//! | `domain-mismatch` | English novels vs the other language's news (the study's Wiki-CC row; the bundle's second domain) |
-//! | `no-anchors` | per-language BPE with language-prefixed tokens: no shared strings |
-//! | `default-anchors` | per-language BPE, vocabulary = union (shared strings merge) |
-//! | `extra-anchors` | `default` + MUSE code-switching of the training text |
-//! | `sep-emb` | per-language embeddings (and tied softmax) |
-//! | `sep-l1-3`, `sep-l1-6` | per-language bottom layers 1–3 / 1–6 of 8 |
-//! | `sep-emb-l1-3`, `sep-emb-l1-6` | both |
+//! | preset | languages | what changes from `default` |
+//! |---|---|---|
+//! | `default` | any ≥ 1 | joint BPE over all languages, everything shared, same domain (novels) |
+//! | `mono` | exactly 1 | `default` for one language (vocabulary halved: one language's share of a pair's) |
+//! | `multilingual` | ≥ 3 (e.g. `en-fr-de-ru-zh`) | `default` with the vocabulary grown to `n/2` pairs' worth, capped at 2× |
+//! | `domain-mismatch` | 2 | English novels vs the other language's news (the study's Wiki-CC row; the bundle's second domain) |
+//! | `no-anchors` | 2 | per-language BPE with language-prefixed tokens: no shared strings |
+//! | `default-anchors` | 2 | per-language BPE, vocabulary = union (shared strings merge) |
+//! | `extra-anchors` | 2 | `default` + MUSE code-switching of the training text |
+//! | `sep-emb` | 2 | per-language embeddings (and tied softmax) |
+//! | `sep-l1-3`, `sep-l1-6` | 2 | per-language bottom layers 1–3 / 1–6 of 8 |
+//! | `sep-emb-l1-3`, `sep-emb-l1-6` | 2 | both |
+//!
+//! Languages are given as one hyphenated list (`en`, `en-fr`, `en-fr-de-ru-zh`); the ablations take exactly two.
+//! Languages are sampled during training with probability ∝ (share of sentences)^0.7 (see
+//! [`crate::text::sampling`]).
 //!
 //! Depths scale with the model: the study's `k` of 8 layers becomes `max(1, round(k · L / 8))` of `L` (smoke
 //! L = 2: 1 and 2; cpu L = 4: 2 and 3; paper L = 8: 3 and 6).
@@ -55,26 +63,64 @@ fn novels(lang: &str) -> Result<Vec<String>> {
     Ok(ids.iter().map(|s| s.to_string()).collect())
 }
 
+/// Presets beyond the ablations: one language, and many.
+pub const ZOO: [&str; 2] = ["mono", "multilingual"];
+
+/// The languages of the multilingual model of the figures (Liu et al. use mBERT; this is our stand-in).
+pub const MULTILINGUAL: [&str; 5] = ["en", "fr", "de", "ru", "zh"];
+
+/// Parse `en`, `en-fr`, `en-fr-de-ru-zh` into distinct language codes.
+pub fn parse_languages(spec: &str) -> Result<Vec<String>> {
+    let langs: Vec<String> = spec.split('-').map(str::to_string).collect();
+    let mut seen = std::collections::BTreeSet::new();
+    if langs.iter().any(|l| l.is_empty() || !l.chars().all(|c| c.is_ascii_lowercase()))
+        || !langs.iter().all(|l| seen.insert(l))
+    {
+        return Err(Error::Invalid(format!(
+            "languages '{spec}': expected distinct lowercase codes joined by '-', e.g. en, en-fr or en-fr-de-ru-zh"
+        )));
+    }
+    Ok(langs)
+}
+
 /// `k` of the study's 8 layers, scaled to `layers`.
 pub fn scaled_depth(k: usize, layers: usize) -> usize {
     ((k as f64 * layers as f64 / 8.0).round() as usize).clamp(1, layers)
 }
 
-/// The run config of `ablation` for `pair` (e.g. `en-fr`) at `scale` (`smoke`, `cpu`, `paper`).
-pub fn preset(ablation: &str, pair: &str, scale: &str) -> Result<RunConfig> {
-    if !ABLATIONS.contains(&ablation) {
-        return Err(Error::Invalid(format!("unknown preset '{ablation}'; known: {}", ABLATIONS.join(", "))));
+/// The run config of preset `name` (an ablation of [`ABLATIONS`] or one of [`ZOO`]) for `langs` (e.g. `en-fr`) at
+/// `scale` (`smoke`, `cpu`, `paper`).
+pub fn preset(name: &str, langs: &str, scale: &str) -> Result<RunConfig> {
+    if !ABLATIONS.contains(&name) && !ZOO.contains(&name) {
+        return Err(Error::Invalid(format!(
+            "unknown preset '{name}'; known: {}, {}",
+            ABLATIONS.join(", "),
+            ZOO.join(", ")
+        )));
     }
-    let (a, b) = pair
-        .split_once('-')
-        .filter(|(a, b)| !a.is_empty() && !b.is_empty() && a != b)
-        .ok_or_else(|| Error::Invalid(format!("language pair '{pair}': expected e.g. en-fr")))?;
-    let languages = vec![a.to_string(), b.to_string()];
+    let ablation = if ZOO.contains(&name) { "default" } else { name };
+    let languages = parse_languages(langs)?;
+    let n = languages.len();
+    let wrong_count = match name {
+        "default" => None,
+        "mono" => (n != 1).then_some("exactly one language, e.g. en"),
+        "multilingual" => (n < 3).then_some("three or more languages, e.g. en-fr-de-ru-zh"),
+        _ => (n != 2).then_some("exactly two languages, e.g. en-fr"),
+    };
+    if let Some(expected) = wrong_count {
+        return Err(Error::Invalid(format!("preset '{name}' needs {expected}; got '{langs}'")));
+    }
     let (model_preset, max_sentences, vocab, seq_len, batch, steps, warmup, peak_lr, eval_every) = match scale {
         "smoke" => ("smoke", 300, 400, 32, 4, 4, 2, 5e-4, 2),
         "cpu" => ("cpu", 100_000, 16_000, 128, 32, 3_000, 300, 5e-4, 500),
         "paper" => ("paper", 1_000_000, 64_000, 256, 32, 100_000, 10_000, 1e-4, 5_000),
         other => return Err(Error::Invalid(format!("unknown scale '{other}'; known: smoke, cpu, paper"))),
+    };
+    // The scale's vocabulary is sized for a pair: half for one language, n/2 pairs' worth (at most 2x) for many.
+    let vocab = match n {
+        1 => vocab / 2,
+        2 => vocab,
+        _ => (vocab * n / 2).min(2 * vocab),
     };
     let mut model = ModelConfig::preset(model_preset, vocab, languages.clone())?;
     model.max_positions = model.max_positions.max(seq_len);
@@ -102,7 +148,7 @@ pub fn preset(ablation: &str, pair: &str, scale: &str) -> Result<RunConfig> {
         datasets.insert(lang.clone(), ids);
     }
     let codeswitch = (ablation == "extra-anchors").then(|| CodeSwitchConfig {
-        dictionary: pair.to_string(),
+        dictionary: langs.to_string(),
         p: 0.3,
         max_fraction: 0.15,
         group: 64,
@@ -165,12 +211,34 @@ mod tests {
     }
 
     #[test]
+    fn monolingual_and_multilingual_zoo() {
+        for scale in ["smoke", "cpu", "paper"] {
+            for lang in MULTILINGUAL {
+                let m = preset("mono", lang, scale).unwrap();
+                assert_eq!(m.languages, [lang]);
+                assert_eq!(m.train.select_lang, lang);
+                assert_eq!(m.tokenizer.vocab_size * 2, preset("default", "en-fr", scale).unwrap().tokenizer.vocab_size);
+            }
+            let multi = preset("multilingual", &MULTILINGUAL.join("-"), scale).unwrap();
+            assert_eq!(multi.languages, MULTILINGUAL);
+            assert_eq!(multi.train.select_lang, "en");
+            assert_eq!(multi.tokenizer.scheme, AnchorScheme::Joint);
+            assert_eq!(multi.corpus.datasets.len(), 5);
+            assert_eq!(multi.tokenizer.vocab_size, 2 * preset("default", "en-fr", scale).unwrap().tokenizer.vocab_size);
+        }
+    }
+
+    #[test]
     fn depth_mapping_and_errors() {
         assert_eq!([scaled_depth(3, 2), scaled_depth(6, 2)], [1, 2]);
         assert_eq!([scaled_depth(3, 4), scaled_depth(6, 4)], [2, 3]);
         assert_eq!([scaled_depth(3, 8), scaled_depth(6, 8)], [3, 6]);
         assert!(preset("sep-l1-9", "en-fr", "cpu").unwrap_err().to_string().contains("known: default"));
-        assert!(preset("default", "enfr", "cpu").unwrap_err().to_string().contains("expected e.g. en-fr"));
+        assert!(preset("default", "en-", "cpu").unwrap_err().to_string().contains("e.g. en, en-fr"));
+        assert!(preset("default", "en-en", "cpu").unwrap_err().to_string().contains("distinct"));
+        assert!(preset("sep-emb", "en", "cpu").unwrap_err().to_string().contains("exactly two languages"));
+        assert!(preset("mono", "en-fr", "cpu").unwrap_err().to_string().contains("exactly one language"));
+        assert!(preset("multilingual", "en-fr", "cpu").unwrap_err().to_string().contains("three or more"));
         assert!(preset("default", "en-fr", "huge").unwrap_err().to_string().contains("unknown scale"));
     }
 }

@@ -172,6 +172,17 @@ pub fn run_pretraining(
         if !corpora_done(&train_path, &valid_path) {
             let summary = build_corpus(catalog, roots, &cfg.corpus_spec(lang), &corpora)?;
             eprintln!("corpus {lang}: {} train / {} valid sentences", summary.train.sentences, summary.valid.sentences);
+            if summary.train.sentences == 0 || summary.valid.sentences == 0 {
+                return Err(Error::Invalid(format!(
+                    "corpus {lang}: {} training and {} validation sentences from datasets [{}] \
+                     (max_sentences = {}, valid_per_mille = {}); both must be non-empty",
+                    summary.train.sentences,
+                    summary.valid.sentences,
+                    cfg.corpus.datasets[lang].join(", "),
+                    cfg.corpus.max_sentences.map_or("unset".to_string(), |n| n.to_string()),
+                    cfg.corpus.valid_per_mille
+                )));
+            }
             rebuilt = true;
         }
         files.push((lang.clone(), train_path, valid_path));
@@ -186,6 +197,7 @@ pub fn run_pretraining(
     } else {
         let train_files: Vec<(String, PathBuf)> = files.iter().map(|(l, t, _)| (l.clone(), t.clone())).collect();
         let tok = CrossTokenizer::train(&cfg.tokenizer, &train_files)?;
+        tok.check_vocab_filled()?;
         tok.save(&tok_dir)?;
         tok
     };
