@@ -10,6 +10,7 @@
 //! - [`device`]: device selection and facts about the linked libtorch.
 //! - [`text`]: corpus building (per-language streams, splits, caps, domains, sentence splitting, Chinese
 //!   segmentation).
+pub mod analysis;
 pub mod data;
 pub mod device;
 pub mod error;
