@@ -112,16 +112,13 @@ pub fn shifted_logits(
         return Err(Error::Invalid(format!("shift vector has shape {:?}, expected [{hidden}]", shift.size())));
     }
     let layers = enc.layers.iter().map(|l| l.get(lang)).collect::<Result<Vec<_>>>()?;
+    let delta = shift.to_device(input_ids.device()).to_kind(Kind::Float) * alpha; // [hidden]
     let mut x = enc.embeddings.forward(input_ids, lang, false)?; // [batch, seq, hidden]
     for (i, l) in layers.iter().enumerate() {
-        if i == layer {
-            x = x + shift.to_device(input_ids.device()).to_kind(Kind::Float) * alpha;
-        }
-        x = l.forward(&x, attention_mask, false);
+        let input = if i == layer { &x + &delta } else { x };
+        x = l.forward(&input, attention_mask, false);
     }
-    if layer == n_layers {
-        x = x + shift.to_device(input_ids.device()).to_kind(Kind::Float) * alpha;
-    }
+    let x = if layer == n_layers { &x + &delta } else { x };
     model.logits(&x, lang)
 }
 
@@ -279,7 +276,7 @@ mod tests {
 
     #[test]
     fn predictions_never_pick_excluded_tokens() {
-        let mut logits = Tensor::zeros([1, 2, 6], (Kind::Float, tch::Device::Cpu));
+        let logits = Tensor::zeros([1, 2, 6], (Kind::Float, tch::Device::Cpu));
         let _ = logits.get(0).get(0).get(2).fill_(5.0);
         let _ = logits.get(0).get(1).get(4).fill_(5.0);
         let _ = logits.get(0).get(1).get(1).fill_(4.0);
