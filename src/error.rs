@@ -35,6 +35,10 @@ pub enum Error {
     #[error("manifest {}: {msg}", path.display())]
     Manifest { path: PathBuf, msg: String },
 
+    /// A Rhai script failed: `script:line:column: message` (the Rust cause is part of the message).
+    #[error("{}:{line}:{column}: {msg}", script.display())]
+    Script { script: PathBuf, line: usize, column: usize, msg: String },
+
     /// Invalid argument or configuration from the user.
     #[error("{0}")]
     Invalid(String),

@@ -14,8 +14,10 @@ pub mod analysis;
 pub mod data;
 pub mod device;
 pub mod error;
+pub mod figures;
 pub mod model;
 pub mod progress;
+pub mod script;
 pub mod text;
 pub mod train;
 

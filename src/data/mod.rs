@@ -3,6 +3,7 @@
 //! [`stats`] counts documents / sentences / tokens / characters per language.
 
 pub mod documents;
+pub mod evalsets;
 pub mod formats;
 pub mod manifest;
 pub mod resolve;

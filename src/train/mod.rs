@@ -17,6 +17,7 @@ pub mod presets;
 pub mod run;
 pub mod schedule;
 pub mod trainer;
+pub mod zoo;
 
 pub use checkpoint::{TrainerState, FORMAT_VERSION};
 pub use schedule::{Adam, Schedule};

@@ -269,13 +269,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("bad.conllu");
         let cases = [
-            (row("1", "a", "0") + &row("3", "b", "1"), "bad.conllu:2", "expected 2"),
+            (row("1", "a", "0") + row("3", "b", "1").as_str(), "bad.conllu:2", "expected 2"),
             (row("1", "a", "0") + "2\tb\tb\tX\n", "bad.conllu:2", "4 tab-separated columns"),
-            (row("1", "a", "0") + &row("2", "b", "5"), "bad.conllu:2", "HEAD 5"),
+            (row("1", "a", "0") + row("2", "b", "5").as_str(), "bad.conllu:2", "HEAD 5"),
             (row("1", "a", "x"), "bad.conllu:1", "HEAD \"x\""),
-            (row("1-3", "ab", "_") + &row("1", "a", "0") + &row("2", "b", "1"), "bad.conllu:1", "range ends at 3"),
+            (
+                row("1-3", "ab", "_") + row("1", "a", "0").as_str() + row("2", "b", "1").as_str(),
+                "bad.conllu:1",
+                "range ends at 3",
+            ),
             (row("2-3", "ab", "_"), "bad.conllu:1", "multiword range 2-3"),
-            (row("1", "a", "0") + &row("1.2", "e", "_"), "bad.conllu:2", "expected 1.1"),
+            (row("1", "a", "0") + row("1.2", "e", "_").as_str(), "bad.conllu:2", "expected 1.1"),
             (row("1", "a", "0") + "# late\n", "bad.conllu:2", "comment after"),
             ("# only a comment\n\n".to_string(), "bad.conllu:1", "without word lines"),
         ];
@@ -290,7 +294,11 @@ mod tests {
     fn streaming_stops_after_error() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("s.conllu");
-        std::fs::write(&p, row("1", "a", "0") + "\n" + &row("2", "b", "0") + "\n" + &row("1", "c", "0")).unwrap();
+        std::fs::write(
+            &p,
+            row("1", "a", "0") + "\n" + row("2", "b", "0").as_str() + "\n" + row("1", "c", "0").as_str(),
+        )
+        .unwrap();
         let items: Vec<_> = open(&p).unwrap().collect();
         assert_eq!(items.len(), 2);
         assert!(items[0].is_ok() && items[1].is_err());

@@ -1,0 +1,152 @@
+//! Evaluation text of the figures, read from the bundle: multi-way parallel XNLI sentences (Emerging §5.3 CKA,
+//! Figure 7) and Tatoeba sentence pairs (Emerging §5.2, Figure 6). Each function returns the text and the
+//! `(path, sha256)` of every file it read, for provenance.
+use std::collections::{BTreeMap, HashSet};
+
+use crate::data::formats::{parallel, xnli};
+use crate::data::manifest::Catalog;
+use crate::data::resolve::DataRoots;
+use crate::error::{Error, Result};
+
+/// Files read, as (mirror path, sha256).
+pub type FilesRead = Vec<(String, String)>;
+
+/// Tatoeba's three-letter codes for our languages.
+fn tatoeba_code(lang: &str) -> Result<&'static str> {
+    Ok(match lang {
+        "fr" => "fra",
+        "de" => "deu",
+        "ru" => "rus",
+        "zh" => "cmn",
+        other => return Err(Error::Invalid(format!("no Tatoeba pairs with English for '{other}' (fr, de, ru, zh)"))),
+    })
+}
+
+/// Up to `n` sentences, parallel across `langs`: XNLI dev then test rows, each row's hypothesis and (on its first
+/// occurrence) its premise. Rows whose text is empty in any language are skipped, so index `i` is the same
+/// sentence in every language.
+pub fn xnli_parallel(
+    catalog: &Catalog,
+    roots: &DataRoots,
+    langs: &[String],
+    n: usize,
+) -> Result<(BTreeMap<String, Vec<String>>, FilesRead)> {
+    if langs.is_empty() {
+        return Err(Error::Invalid("xnli_parallel: no languages given".into()));
+    }
+    let m = catalog.get("xnli")?;
+    let mut files = Vec::new();
+    let mut per_lang: BTreeMap<String, Vec<String>> = langs.iter().map(|l| (l.clone(), Vec::new())).collect();
+    'splits: for split in ["dev", "test"] {
+        let mut rows = Vec::new();
+        for lang in langs {
+            let path = format!("xnli/{split}-{lang}.tsv");
+            let entry = m.files.iter().find(|f| f.path == path).ok_or_else(|| {
+                Error::Invalid(format!("xnli has no {split} file for '{lang}' (languages: {})", m.languages.join(", ")))
+            })?;
+            let local = roots.resolve(entry)?;
+            files.push((entry.path.clone(), entry.sha256.clone()));
+            rows.push(xnli::read(&local)?);
+        }
+        let len = rows[0].len();
+        if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| r.len() != len) {
+            return Err(Error::Invalid(format!(
+                "xnli {split}: {} has {} rows but {} has {len}; the files are not parallel",
+                langs[i],
+                r.len(),
+                langs[0]
+            )));
+        }
+        let mut seen_premise = HashSet::new();
+        for row in 0..len {
+            let new_premise = seen_premise.insert(rows[0][row].premise.clone());
+            for is_premise in [false, true] {
+                if is_premise && !new_premise {
+                    continue;
+                }
+                let texts: Vec<&str> = rows
+                    .iter()
+                    .map(|r| if is_premise { r[row].premise.as_str() } else { r[row].hypothesis.as_str() })
+                    .collect();
+                if texts.iter().any(|t| t.trim().is_empty()) {
+                    continue;
+                }
+                for (lang, t) in langs.iter().zip(texts) {
+                    if let Some(v) = per_lang.get_mut(lang) {
+                        v.push(t.to_string());
+                    }
+                }
+                if per_lang[&langs[0]].len() >= n {
+                    break 'splits;
+                }
+            }
+        }
+    }
+    Ok((per_lang, files))
+}
+
+/// The first `n` Tatoeba pairs of `lang` with English, as (English, `lang`) sentence lists; empty lines are
+/// dropped pairwise.
+pub fn tatoeba(
+    catalog: &Catalog,
+    roots: &DataRoots,
+    lang: &str,
+    n: usize,
+) -> Result<(Vec<String>, Vec<String>, FilesRead)> {
+    let code = tatoeba_code(lang)?;
+    let m = catalog.get("tatoeba")?;
+    let find = |suffix: &str| {
+        let path = format!("parallel/tatoeba/tatoeba.{code}-eng.{suffix}");
+        m.files.iter().find(|f| f.path == path).ok_or_else(|| Error::Invalid(format!("tatoeba has no file {path}")))
+    };
+    let (e_en, e_xx) = (find("eng")?, find(code)?);
+    let pairs = parallel::read_pairs(&roots.resolve(e_en)?, &roots.resolve(e_xx)?)?;
+    let (mut en, mut xx) = (Vec::new(), Vec::new());
+    for (a, b) in pairs.into_iter().filter(|(a, b)| !a.is_empty() && !b.is_empty()).take(n) {
+        en.push(a);
+        xx.push(b);
+    }
+    let files = vec![(e_en.path.clone(), e_en.sha256.clone()), (e_xx.path.clone(), e_xx.sha256.clone())];
+    Ok((en, xx, files))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::formats::test_mirror;
+
+    fn roots() -> Option<DataRoots> {
+        let mirror = test_mirror()?;
+        Some(DataRoots { mirror: Some(mirror), cache: std::env::temp_dir(), allow_download: false, progress: false })
+    }
+
+    #[test]
+    fn xnli_is_parallel_and_capped() {
+        let Some(roots) = roots() else { return };
+        let catalog = Catalog::load_default().unwrap();
+        let langs: Vec<String> = ["en", "fr", "zh"].iter().map(|s| s.to_string()).collect();
+        let (text, files) = xnli_parallel(&catalog, &roots, &langs, 50).unwrap();
+        assert_eq!(files.len(), 3);
+        for l in &langs {
+            assert_eq!(text[l].len(), 50, "{l}");
+        }
+        // Row 0: hypothesis then premise, in every language.
+        assert_ne!(text["en"][0], text["en"][1]);
+        assert_ne!(text["en"][0], text["fr"][0]);
+        let (all, _) = xnli_parallel(&catalog, &roots, &langs[..1], 100_000).unwrap();
+        assert!(all["en"].len() > 9000, "{}", all["en"].len());
+        assert!(xnli_parallel(&catalog, &roots, &["xx".to_string()], 5)
+            .unwrap_err()
+            .to_string()
+            .contains("no dev file"));
+    }
+
+    #[test]
+    fn tatoeba_pairs() {
+        let Some(roots) = roots() else { return };
+        let catalog = Catalog::load_default().unwrap();
+        let (en, de, files) = tatoeba(&catalog, &roots, "de", 20).unwrap();
+        assert_eq!((en.len(), de.len(), files.len()), (20, 20, 2));
+        assert!(tatoeba(&catalog, &roots, "en", 5).is_err());
+    }
+}

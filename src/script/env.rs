@@ -1,0 +1,112 @@
+//! What every script run knows: its scale, seed, device and figure id (the constants `SCALE`, `SEED`, `DEVICE`,
+//! `FIGURE` of DESIGN.md), where it may write, and the run log that captures `print` and `debug`.
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{Error, Result};
+
+/// The scales of DESIGN.md: `smoke` (tests, seconds), `cpu` (default, 2 cores), `paper` (the studies' shapes).
+pub const SCALES: [&str; 3] = ["smoke", "cpu", "paper"];
+
+/// Settings of one script run.
+#[derive(Debug, Clone)]
+pub struct ScriptEnv {
+    /// `smoke`, `cpu` or `paper`.
+    pub scale: String,
+    /// The seed every random choice derives from.
+    pub seed: u64,
+    /// `cpu`, `cuda` or `cuda:N`.
+    pub device: String,
+    /// The figure id (or the script's file stem for `crossling run`).
+    pub figure: String,
+    /// The only folder the script's outputs go to.
+    pub out_dir: PathBuf,
+    /// Folder searched by `import "lib/…"` (the `scripts/` folder).
+    pub scripts_dir: PathBuf,
+    /// Retrain / re-extract instead of using cached models and features.
+    pub fresh: bool,
+    /// Captured `print` / `debug` lines and runtime notes, in order.
+    pub log: RunLog,
+}
+
+impl ScriptEnv {
+    /// Checks the scale and device names.
+    pub fn validate(&self) -> Result<()> {
+        if !SCALES.contains(&self.scale.as_str()) {
+            return Err(Error::Invalid(format!("unknown scale '{}'; known: {}", self.scale, SCALES.join(", "))));
+        }
+        crate::device::parse_device(&self.device)?;
+        Ok(())
+    }
+
+    /// `relative` resolved inside the outputs folder; absolute paths and `..` are refused so that a script writes
+    /// only there.
+    pub fn output_path(&self, relative: &str) -> Result<PathBuf> {
+        let rel = Path::new(relative);
+        let ok = !relative.is_empty() && rel.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !ok {
+            return Err(Error::Invalid(format!(
+                "output path '{relative}' must be a relative path inside the outputs folder (no '..', not absolute)"
+            )));
+        }
+        Ok(self.out_dir.join(rel))
+    }
+}
+
+/// Lines captured during a run; shared by the engine's callbacks.
+#[derive(Debug, Clone, Default)]
+pub struct RunLog(Arc<Mutex<Vec<String>>>);
+
+impl RunLog {
+    /// Appends a line (and echoes it to stderr so long runs show progress).
+    pub fn push(&self, line: impl Into<String>) {
+        let line = line.into();
+        eprintln!("{line}");
+        if let Ok(mut v) = self.0.lock() {
+            v.push(line);
+        }
+    }
+
+    /// Every line so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.0.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> ScriptEnv {
+        ScriptEnv {
+            scale: "smoke".into(),
+            seed: 1,
+            device: "cpu".into(),
+            figure: "t".into(),
+            out_dir: PathBuf::from("/tmp/out"),
+            scripts_dir: PathBuf::from("scripts"),
+            fresh: false,
+            log: RunLog::default(),
+        }
+    }
+
+    #[test]
+    fn outputs_stay_inside_the_folder() {
+        let e = env();
+        assert_eq!(e.output_path("a/b.json").unwrap(), PathBuf::from("/tmp/out/a/b.json"));
+        for bad in ["../x", "/etc/passwd", "a/../../x", ""] {
+            assert!(e.output_path(bad).unwrap_err().to_string().contains("inside the outputs folder"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn scale_and_device_are_checked() {
+        let mut e = env();
+        e.validate().unwrap();
+        e.scale = "huge".into();
+        assert!(e.validate().unwrap_err().to_string().contains("known: smoke, cpu, paper"));
+        let mut e = env();
+        e.device = "tpu".into();
+        assert!(e.validate().is_err());
+    }
+}

@@ -1,0 +1,22 @@
+//! The Rhai experiment runtime (DESIGN.md "Shape"): one script per figure or table describes the experiment end to
+//! end; heavy state (models, features) stays in Rust behind opaque handles; each namespace is one file.
+//!
+//! - [`env`]: `SCALE`, `SEED`, `DEVICE`, `FIGURE`, the outputs folder, the run log.
+//! - [`engine`]: the engine, `import` from `scripts/`, error mapping to script:line:column.
+//! - [`record`]: the `figures/ID.json` record with provenance; [`provenance`]: revision and timestamps.
+//! - Namespaces: [`ns_results`] (`results::`).
+pub mod charts;
+pub mod engine;
+pub mod env;
+pub mod ns_results;
+pub mod provenance;
+pub mod record;
+
+pub use engine::{run_file, Session};
+pub use env::{RunLog, ScriptEnv, SCALES};
+pub use record::{FigureRecord, Provenance};
+
+/// Every namespace module, by name.
+pub fn namespaces(session: &Session) -> Vec<(&'static str, rhai::Module)> {
+    vec![("results", ns_results::module(session))]
+}

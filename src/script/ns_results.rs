@@ -1,0 +1,148 @@
+//! `results::` — what a script reports: values, the paper's values, title, caption, substitutions, chart and table
+//! specs. Everything lands in the run's [`FigureRecord`](super::record::FigureRecord).
+//!
+//! ```rhai
+//! results::title("Linear CKA per layer");
+//! results::value("en-fr", [0.91, 0.83]);     // any number, string, array or map
+//! results::paper("avg", 0.74);
+//! results::substitution("XNLI dev sentences replace the study's back-translated paraphrases");
+//! results::chart(#{ kind: "Line", title: "…", … });   // a crate::plot ChartSpec as a map
+//! ```
+use rhai::{Dynamic, Module};
+
+use rhai::NativeCallContext;
+
+use super::engine::{at, rhai_err, Session};
+
+type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
+
+fn json(v: &Dynamic) -> Res<serde_json::Value> {
+    rhai::serde::from_dynamic::<serde_json::Value>(v).map_err(rhai_err)
+}
+
+fn key_ok(key: &str) -> Res<()> {
+    if key.trim().is_empty() {
+        return Err(rhai_err("results: empty key"));
+    }
+    Ok(())
+}
+
+/// The `results` module of `session`.
+pub fn module(session: &Session) -> Module {
+    let mut m = Module::new();
+    let s = session.clone();
+    m.set_native_fn("value", move |ctx: NativeCallContext, key: &str, v: Dynamic| {
+        let f = || -> Res<_> {
+            key_ok(key)?;
+            let v = json(&v)?;
+            s.with_record(|r| r.values.insert(key.to_string(), v));
+            Ok(())
+        };
+        f().map_err(|e| at(&ctx, e))
+    });
+    let s = session.clone();
+    m.set_native_fn("get", move |ctx: NativeCallContext, key: &str| {
+        let f = || -> Res<_> {
+            let v = s.with_record(|r| r.values.get(key).cloned());
+            match v {
+                Some(v) => rhai::serde::to_dynamic(v).map_err(rhai_err),
+                None => Err(rhai_err(format!("results: no value '{key}'"))),
+            }
+        };
+        f().map_err(|e| at(&ctx, e))
+    });
+    let s = session.clone();
+    m.set_native_fn("paper", move |ctx: NativeCallContext, key: &str, v: Dynamic| {
+        let f = || -> Res<_> {
+            key_ok(key)?;
+            let v = json(&v)?;
+            s.with_record(|r| r.paper.insert(key.to_string(), v));
+            Ok(())
+        };
+        f().map_err(|e| at(&ctx, e))
+    });
+    let s = session.clone();
+    m.set_native_fn("title", move |ctx: NativeCallContext, t: &str| {
+        let f = || -> Res<_> {
+            s.with_record(|r| r.title = t.to_string());
+            Ok(())
+        };
+        f().map_err(|e| at(&ctx, e))
+    });
+    let s = session.clone();
+    m.set_native_fn("caption", move |ctx: NativeCallContext, t: &str| {
+        let f = || -> Res<_> {
+            s.with_record(|r| r.caption = t.to_string());
+            Ok(())
+        };
+        f().map_err(|e| at(&ctx, e))
+    });
+    let s = session.clone();
+    m.set_native_fn("substitution", move |ctx: NativeCallContext, t: &str| {
+        let f = || -> Res<_> {
+            s.with_record(|r| r.substitutions.push(t.to_string()));
+            Ok(())
+        };
+        f().map_err(|e| at(&ctx, e))
+    });
+    let s = session.clone();
+    m.set_native_fn("chart", move |ctx: NativeCallContext, spec: Dynamic| {
+        let f = || -> Res<_> {
+            let v = json(&spec)?;
+            super::charts::check_chart(&v).map_err(rhai_err)?;
+            s.with_record(|r| r.charts.push(v));
+            Ok(())
+        };
+        f().map_err(|e| at(&ctx, e))
+    });
+    let s = session.clone();
+    m.set_native_fn("table", move |ctx: NativeCallContext, spec: Dynamic| {
+        let f = || -> Res<_> {
+            let v = json(&spec)?;
+            super::charts::check_table(&v).map_err(rhai_err)?;
+            s.with_record(|r| r.tables.push(v));
+            Ok(())
+        };
+        f().map_err(|e| at(&ctx, e))
+    });
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::engine::run_file;
+    use super::super::env::{RunLog, ScriptEnv};
+    use super::*;
+
+    #[test]
+    fn values_reach_the_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Session::new(ScriptEnv {
+            scale: "smoke".into(),
+            seed: 1,
+            device: "cpu".into(),
+            figure: "f".into(),
+            out_dir: dir.path().join("out"),
+            scripts_dir: dir.path().to_path_buf(),
+            fresh: false,
+            log: RunLog::default(),
+        });
+        let p = dir.path().join("s.rhai");
+        std::fs::write(
+            &p,
+            "results::title(\"T\"); results::value(\"a\", [1, 2.5, \"x\"]); results::paper(\"a\", #{ v: 0.5 });\n\
+             results::substitution(\"S\"); results::caption(\"C\"); results::get(\"a\")[1]",
+        )
+        .unwrap();
+        let v = run_file(&s, &p).unwrap();
+        assert_eq!(v.as_float().unwrap(), 2.5);
+        s.with_record(|r| {
+            assert_eq!((r.title.as_str(), r.caption.as_str()), ("T", "C"));
+            assert_eq!(r.values["a"], serde_json::json!([1, 2.5, "x"]));
+            assert_eq!(r.paper["a"], serde_json::json!({"v": 0.5}));
+            assert_eq!(r.substitutions, ["S"]);
+        });
+        std::fs::write(&p, "results::get(\"missing\")").unwrap();
+        assert!(run_file(&s, &p).unwrap_err().to_string().contains("no value 'missing'"));
+    }
+}

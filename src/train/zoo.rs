@@ -1,0 +1,127 @@
+//! The model cache: a pre-training run is stored under a key that hashes everything that determines its
+//! weights, so figures that need the same model train it once and an interrupted run resumes.
+//!
+//! `key = sha256(MODEL_CACHE_FORMAT ‖ run config as JSON ‖ sha256 of every data file the run reads)`, first 16
+//! hex digits; the folder is `<root>/<label>-<key>/` with the run's usual layout (`run.toml`, `corpora/`,
+//! `tokenizer/`, `last/`, `best/`). The root is `$CROSSLING_MODELS`, else `<user cache>/crossling/models`.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::data::manifest::Catalog;
+use crate::data::resolve::DataRoots;
+use crate::error::{Error, Result};
+use crate::train::run::{run_pretraining, RunConfig};
+
+/// Bumped whenever the model format, the trainer or the corpus builder changes what a config produces.
+pub const MODEL_CACHE_FORMAT: &str = "crossling-model-v1";
+
+/// The cache root: `$CROSSLING_MODELS`, else `<user cache>/crossling/models`.
+pub fn models_root() -> PathBuf {
+    std::env::var_os("CROSSLING_MODELS")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dirs::cache_dir().unwrap_or_else(std::env::temp_dir).join("crossling").join("models"))
+}
+
+/// A trained model in the cache.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CachedModel {
+    /// Human-readable part of the folder name (e.g. `mono-en-smoke`).
+    pub label: String,
+    /// 16 hex digits of the cache key.
+    pub key: String,
+    /// The run folder.
+    pub dir: PathBuf,
+    /// The run config.
+    pub config: RunConfig,
+    /// Data files that determine the model: mirror path → sha256.
+    pub data: BTreeMap<String, String>,
+}
+
+/// The data files a run reads: its corpus datasets (in its languages) and, with code-switching, the dictionary.
+pub fn run_data_files(cfg: &RunConfig, catalog: &Catalog) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for (lang, ids) in &cfg.corpus.datasets {
+        for id in ids {
+            for f in &catalog.get(id)?.files {
+                if f.lang.as_deref().is_none_or(|l| l == lang) && f.role == crate::data::manifest::FileRole::Data {
+                    out.insert(f.path.clone(), f.sha256.clone());
+                }
+            }
+        }
+    }
+    if let Some(cs) = &cfg.codeswitch {
+        let wanted = format!("dict/muse/{}.dict", cs.dictionary);
+        for f in catalog.get("muse")?.files.iter().filter(|f| f.path == wanted) {
+            out.insert(f.path.clone(), f.sha256.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// The cache key of `cfg` (see the module docs).
+pub fn cache_key(cfg: &RunConfig, data: &BTreeMap<String, String>) -> Result<String> {
+    let mut h = Sha256::new();
+    h.update(MODEL_CACHE_FORMAT.as_bytes());
+    h.update(serde_json::to_vec(cfg).map_err(|e| Error::Invalid(format!("run config: {e}")))?);
+    for (path, sha) in data {
+        h.update(path.as_bytes());
+        h.update(sha.as_bytes());
+    }
+    Ok(hex::encode(h.finalize())[..16].to_string())
+}
+
+/// Returns the cached model of `cfg`, training it first (or finishing an interrupted run) when needed; `fresh`
+/// discards any cached copy and retrains.
+pub fn ensure_trained(
+    label: &str,
+    cfg: &RunConfig,
+    catalog: &Catalog,
+    roots: &DataRoots,
+    root: &Path,
+    fresh: bool,
+) -> Result<CachedModel> {
+    cfg.validate()?;
+    let data = run_data_files(cfg, catalog)?;
+    let key = cache_key(cfg, &data)?;
+    let safe_label: String =
+        label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    let dir = root.join(format!("{safe_label}-{key}"));
+    if fresh && dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    }
+    let done = crate::train::checkpoint::read_state(&dir.join("last")).is_ok_and(|s| s.step >= cfg.train.steps);
+    if !done {
+        let resume = dir.join("run.toml").is_file();
+        run_pretraining(cfg, catalog, roots, &dir, resume)?;
+    }
+    Ok(CachedModel { label: safe_label, key, dir, config: cfg.clone(), data })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::train::presets::preset;
+
+    #[test]
+    fn keys_change_with_config_and_data() {
+        let catalog = Catalog::load_default().unwrap();
+        let a = preset("mono", "en", "smoke").unwrap();
+        let data = run_data_files(&a, &catalog).unwrap();
+        assert!(data.keys().all(|p| p.contains("eltec") || p.contains("en")), "{data:?}");
+        let k = cache_key(&a, &data).unwrap();
+        assert_eq!(k.len(), 16);
+        assert_eq!(k, cache_key(&a, &data).unwrap());
+        let mut b = a.clone();
+        b.train.seed += 1;
+        assert_ne!(k, cache_key(&b, &data).unwrap());
+        let mut d2 = data.clone();
+        d2.insert("x".into(), "y".into());
+        assert_ne!(k, cache_key(&a, &d2).unwrap());
+        let cs = preset("extra-anchors", "en-fr", "smoke").unwrap();
+        assert!(run_data_files(&cs, &catalog).unwrap().contains_key("dict/muse/en-fr.dict"));
+    }
+}
