@@ -13,21 +13,39 @@ use rhai::{Dynamic, Engine, EvalAltResult, Module, NativeCallContext, Position, 
 
 use super::env::ScriptEnv;
 use super::record::FigureRecord;
+use crate::data::manifest::Catalog;
+use crate::data::resolve::DataRoots;
 use crate::error::{Error, Result};
 
-/// What namespaces share during one run: the settings and the record being built.
+/// What namespaces share during one run: the settings, the data catalog and the record being built.
 #[derive(Debug, Clone)]
 pub struct Session {
     pub env: ScriptEnv,
     pub record: Arc<Mutex<FigureRecord>>,
+    /// The dataset manifests and where their files are found.
+    pub data: Arc<(Catalog, DataRoots)>,
 }
 
 impl Session {
-    /// A session with an empty record for `env.figure`.
-    pub fn new(env: ScriptEnv) -> Self {
+    /// A session with an empty record for `env.figure`; loads the manifests.
+    pub fn new(env: ScriptEnv) -> Result<Self> {
+        Ok(Session::with_data(env, Catalog::load_default()?, DataRoots::from_env()))
+    }
+
+    /// A session reading data through `roots`.
+    pub fn with_data(env: ScriptEnv, catalog: Catalog, roots: DataRoots) -> Self {
         let record =
             FigureRecord { format: super::record::RECORD_FORMAT, id: env.figure.clone(), ..Default::default() };
-        Session { env, record: Arc::new(Mutex::new(record)) }
+        Session { env, record: Arc::new(Mutex::new(record)), data: Arc::new((catalog, roots)) }
+    }
+
+    /// Records data files read (mirror path → sha256) in the provenance.
+    pub fn note_data(&self, files: &[(String, String)]) {
+        self.with_record(|r| {
+            for (p, sha) in files {
+                r.provenance.data.insert(p.clone(), sha.clone());
+            }
+        });
     }
 
     /// Runs `f` on the record.
@@ -78,6 +96,7 @@ pub fn build_engine(session: &Session) -> Engine {
     env_fns.set_native_fn("seed", move || Ok(seed));
     engine.register_global_module(env_fns.into());
 
+    super::handles::register(&mut engine);
     for (name, module) in super::namespaces(session) {
         engine.register_static_module(name, module.into());
     }
@@ -166,8 +185,11 @@ mod tests {
             out_dir: dir.join("out"),
             scripts_dir: dir.to_path_buf(),
             fresh: false,
+            models_dir: dir.join("models"),
+            given_models: Default::default(),
             log: RunLog::default(),
         })
+        .unwrap()
     }
 
     fn run(dir: &Path, name: &str, text: &str) -> Result<Dynamic> {

@@ -25,6 +25,10 @@ pub struct ScriptEnv {
     pub scripts_dir: PathBuf,
     /// Retrain / re-extract instead of using cached models and features.
     pub fresh: bool,
+    /// The model cache (see [`crate::train::zoo::models_root`]).
+    pub models_dir: PathBuf,
+    /// Models given on the command line (`--model NAME=DIR`), for `model::given(NAME)`.
+    pub given_models: std::collections::BTreeMap<String, PathBuf>,
     /// Captured `print` / `debug` lines and runtime notes, in order.
     pub log: RunLog,
 }
@@ -86,6 +90,8 @@ mod tests {
             out_dir: PathBuf::from("/tmp/out"),
             scripts_dir: PathBuf::from("scripts"),
             fresh: false,
+            models_dir: PathBuf::from("/tmp/models"),
+            given_models: Default::default(),
             log: RunLog::default(),
         }
     }

@@ -4,13 +4,19 @@
 //! - [`env`]: `SCALE`, `SEED`, `DEVICE`, `FIGURE`, the outputs folder, the run log.
 //! - [`engine`]: the engine, `import` from `scripts/`, error mapping to script:line:column.
 //! - [`record`]: the `figures/ID.json` record with provenance; [`provenance`]: revision and timestamps.
-//! - Namespaces: [`ns_results`] (`results::`).
+//! - [`handles`]: the opaque `Model` and `Features` types.
+//! - Namespaces: [`ns_results`] (`results::`), [`ns_data`] (`data::`), [`ns_train`] (`train::`, `model::`).
 pub mod charts;
 pub mod engine;
 pub mod env;
+pub mod handles;
+pub mod ns_data;
 pub mod ns_results;
+pub mod ns_train;
 pub mod provenance;
 pub mod record;
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use engine::{run_file, Session};
 pub use env::{RunLog, ScriptEnv, SCALES};
@@ -18,5 +24,10 @@ pub use record::{FigureRecord, Provenance};
 
 /// Every namespace module, by name.
 pub fn namespaces(session: &Session) -> Vec<(&'static str, rhai::Module)> {
-    vec![("results", ns_results::module(session))]
+    vec![
+        ("results", ns_results::module(session)),
+        ("data", ns_data::module(session)),
+        ("train", ns_train::train_module(session)),
+        ("model", ns_train::model_module(session)),
+    ]
 }

@@ -125,8 +125,11 @@ mod tests {
             out_dir: dir.path().join("out"),
             scripts_dir: dir.path().to_path_buf(),
             fresh: false,
+            models_dir: dir.path().join("models"),
+            given_models: Default::default(),
             log: RunLog::default(),
-        });
+        })
+        .unwrap();
         let p = dir.path().join("s.rhai");
         std::fs::write(
             &p,

@@ -1,0 +1,156 @@
+//! `train::` and `model::` — the model zoo from scripts. Models are trained on first use at the run's `SCALE`
+//! and `SEED` and cached by a hash of everything that determines them ([`crate::train::zoo`]).
+//!
+//! ```rhai
+//! let cfg = train::config(#{ preset: "sep-emb", langs: "en-fr" });  // the run config as a map (no training)
+//! let bi = train::model(#{ preset: "default", langs: "en-fr" });    // trained (or cached) bilingual model
+//! let en = train::model(#{ preset: "mono", langs: "en", steps: 200 });
+//! let rnd = model::random_like(bi);                                 // same shape, random weights
+//! ```
+use rhai::{Dynamic, Map, Module, NativeCallContext};
+use serde::Deserialize;
+
+use super::engine::{at, rhai_err, Session};
+use super::handles::{ModelRef, ModelSource};
+use crate::train::presets::preset;
+use crate::train::run::RunConfig;
+use crate::train::zoo::ensure_trained;
+
+type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
+
+/// What a script asks for: a named preset for some languages, optionally with another step budget.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelRequest {
+    /// An ablation of Emerging Table 1, `mono` or `multilingual` (see [`crate::train::presets`]).
+    pub preset: String,
+    /// `en`, `en-fr`, `en-fr-de-ru-zh`, …
+    pub langs: String,
+    /// Step budget instead of the scale's.
+    #[serde(default)]
+    pub steps: Option<u64>,
+    /// Name in logs and provenance (default `PRESET-LANGS`).
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+impl ModelRequest {
+    fn from_map(map: Map) -> Res<Self> {
+        rhai::serde::from_dynamic(&Dynamic::from_map(map)).map_err(|e| rhai_err(format!("model request: {e}")))
+    }
+
+    /// The run config at `scale` with `seed`.
+    pub fn run_config(&self, scale: &str, seed: u64) -> crate::error::Result<RunConfig> {
+        let mut cfg = preset(&self.preset, &self.langs, scale)?;
+        cfg.train.seed = seed;
+        if let Some(steps) = self.steps {
+            cfg.train.steps = steps;
+        }
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    fn name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| format!("{}-{}", self.preset, self.langs))
+    }
+}
+
+/// The `train` module of `session`.
+pub fn train_module(session: &Session) -> Module {
+    let mut m = Module::new();
+    let s = session.clone();
+    m.set_native_fn("config", move |ctx: NativeCallContext, req: Map| {
+        let f = || -> Res<Dynamic> {
+            let req = ModelRequest::from_map(req)?;
+            let cfg = req.run_config(&s.env.scale, s.env.seed).map_err(rhai_err)?;
+            rhai::serde::to_dynamic(&cfg)
+        };
+        f().map_err(|e| at(&ctx, e))
+    });
+    let s = session.clone();
+    m.set_native_fn("model", move |ctx: NativeCallContext, req: Map| {
+        let f = || -> Res<ModelRef> {
+            let req = ModelRequest::from_map(req)?;
+            let name = req.name();
+            let cfg = req.run_config(&s.env.scale, s.env.seed).map_err(rhai_err)?;
+            let label = format!("{name}-{}", s.env.scale);
+            let (catalog, roots) = &*s.data;
+            s.env.log.push(format!("model {name}: preparing ({} scale, seed {})", s.env.scale, s.env.seed));
+            let cached =
+                ensure_trained(&label, &cfg, catalog, roots, &s.env.models_dir, s.env.fresh).map_err(rhai_err)?;
+            s.env.log.push(format!("model {name}: ready in {}", cached.dir.display()));
+            let files: Vec<(String, String)> = cached.data.iter().map(|(p, h)| (p.clone(), h.clone())).collect();
+            s.note_data(&files);
+            let info = serde_json::json!({
+                "key": cached.key,
+                "dir": cached.dir.display().to_string(),
+                "config": cached.config,
+            });
+            s.with_record(|r| r.provenance.models.insert(name.clone(), info));
+            Ok(ModelRef { name, source: ModelSource::Cached(Box::new(cached)) })
+        };
+        f().map_err(|e| at(&ctx, e))
+    });
+    m
+}
+
+/// The `model` module of `session`.
+pub fn model_module(session: &Session) -> Module {
+    let mut m = Module::new();
+    let s = session.clone();
+    m.set_native_fn("random_like", move |like: ModelRef| {
+        let name = format!("random-{}", like.name);
+        s.with_record(|r| {
+            r.provenance
+                .models
+                .insert(name.clone(), serde_json::json!({ "random_like": like.name, "seed": s.env.seed }))
+        });
+        Ok(ModelRef { name, source: ModelSource::Random { like: Box::new(like), seed: s.env.seed } })
+    });
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{run_text, session};
+
+    #[test]
+    fn config_model_cache_and_errors() {
+        if crate::data::formats::test_mirror().is_none() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let s = session(dir.path());
+        let v =
+            run_text(&s, dir.path(), "c.rhai", "train::config(#{ preset: \"sep-emb\", langs: \"en-fr\" })").unwrap();
+        let cfg: serde_json::Value = rhai::serde::from_dynamic(&v).unwrap();
+        assert_eq!(cfg["train"]["model"]["sharing"]["sep_emb"], true);
+        assert_eq!(cfg["train"]["seed"], 42);
+
+        let e =
+            run_text(&s, dir.path(), "bad.rhai", "\ntrain::model(#{ preset: \"mono\", lang: \"en\" })").unwrap_err();
+        assert!(e.to_string().contains("bad.rhai:2:") && e.to_string().contains("unknown field `lang`"), "{e}");
+
+        let script =
+            "let m = train::model(#{ preset: \"mono\", langs: \"en\", steps: 2 }); let r = model::random_like(m); \
+                      [m.name, m.languages[0], r.name, m.dir]";
+        let first = std::time::Instant::now();
+        let v = run_text(&s, dir.path(), "m.rhai", script).unwrap().into_array().unwrap();
+        let took = first.elapsed();
+        assert_eq!(v[0].clone().into_string().unwrap(), "mono-en");
+        assert_eq!(v[1].clone().into_string().unwrap(), "en");
+        assert_eq!(v[2].clone().into_string().unwrap(), "random-mono-en");
+        let model_dir = std::path::PathBuf::from(v[3].clone().into_string().unwrap());
+        assert!(model_dir.join("last/model.safetensors").is_file());
+        assert!(model_dir.starts_with(dir.path().join("models")));
+        // Second use: cached, no retraining (the checkpoint is untouched).
+        let stamp = std::fs::metadata(model_dir.join("last/model.safetensors")).unwrap().modified().unwrap();
+        let _ = run_text(&s, dir.path(), "m.rhai", script).unwrap();
+        assert_eq!(std::fs::metadata(model_dir.join("last/model.safetensors")).unwrap().modified().unwrap(), stamp);
+        s.with_record(|r| {
+            assert!(r.provenance.models.contains_key("mono-en"));
+            assert!(r.provenance.data.keys().any(|p| p.starts_with("mono/en/")));
+        });
+        assert!(took.as_secs() < 60);
+    }
+}
