@@ -14,6 +14,7 @@ pub mod analysis;
 pub mod data;
 pub mod device;
 pub mod error;
+pub mod features;
 pub mod figures;
 pub mod model;
 pub mod progress;
