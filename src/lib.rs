@@ -6,6 +6,8 @@
 //! in Multilingual BERT* — and exposes the same primitives for researchers' own models.
 //!
 //! Modules follow the flow of `DESIGN.md`:
+//! - [`analysis`]: normalization, Procrustes, NN / CSLS / inverted-softmax retrieval and its metrics, CKA,
+//!   bootstrap intervals, `.npy` / `.safetensors` arrays.
 //! - [`data`]: manifests, resolution (mirror ▸ cache ▸ download) with sha256 checks, one reader per format.
 //! - [`device`]: device selection and facts about the linked libtorch.
 //! - [`text`]: corpus building (per-language streams, splits, caps, domains, sentence splitting, Chinese

@@ -1,4 +1,54 @@
-//! Representation analyses of Wu, Conneau et al. 2020 (§5) and Liu et al. 2020 (§3–4): pure functions on tensors.
+//! Representation analyses of Wu, Conneau et al. 2020 (§5) and Liu et al. 2020 (§3–4): the primitives that compare
+//! and align embedding spaces, and those that find language-specific information.
 //!
+//! - [`normalize`]: centring, unit length and iterative normalization (Zhang et al. 2019).
+//! - [`procrustes`]: orthogonal Procrustes with MUSE-style refinement, and an unconstrained least-squares map.
+//! - [`scores`]: exact blocked top-k retrieval by cosine, CSLS (Conneau et al. 2018) and inverted softmax
+//!   (Smith et al. 2017), plus gold ranks for MRR.
+//! - [`metrics`]: word-translation P@k (MUSE and vecmap conventions), MRR (Liu et al. 2020), sentence retrieval.
+//! - [`bootstrap`]: percentile bootstrap confidence intervals over source words.
+//! - [`cka`]: linear, debiased linear and RBF CKA (Kornblith et al. 2019), and layer × layer grids.
 //! - [`language`]: mean of language, mean-difference shift, unsupervised token translation, convert rate, BLEU-1.
+//! - [`arrays`]: `.npy` / `.safetensors` matrices and per-layer stacks, and a finiteness check.
+//!
+//! Every function is pure: tensors in, tensors or numbers out, on the device of its inputs. Rows are vectors
+//! throughout (`[n, d]`).
+pub mod arrays;
+pub mod bootstrap;
+pub mod cka;
 pub mod language;
+pub mod metrics;
+pub mod normalize;
+pub mod procrustes;
+pub mod scores;
+
+use crate::error::{Error, Result};
+use tch::{Kind, Tensor};
+
+/// `t` as a 2-D floating tensor (f16/bf16/i64 promoted to f32/f64, f32/f64 kept); `what` names the argument.
+pub(crate) fn matrix_float(t: &Tensor, what: &str) -> Result<Tensor> {
+    let size = t.size();
+    if size.len() != 2 {
+        return Err(Error::Invalid(format!("{what}: expected a matrix [rows, dim], got shape {size:?}")));
+    }
+    if size[0] == 0 || size[1] == 0 {
+        return Err(Error::Invalid(format!("{what}: empty matrix of shape {size:?}")));
+    }
+    Ok(match t.kind() {
+        Kind::Float | Kind::Double => t.shallow_clone(),
+        Kind::Int64 | Kind::Int | Kind::Int16 | Kind::Int8 | Kind::Uint8 => t.to_kind(Kind::Double),
+        _ => t.to_kind(Kind::Float),
+    })
+}
+
+/// The values of a tensor of any shape and float kind, flattened, as f64 on the CPU.
+pub(crate) fn to_vec_f64(t: &Tensor) -> Result<Vec<f64>> {
+    let flat = t.to_kind(Kind::Double).to_device(tch::Device::Cpu).contiguous().reshape([-1]);
+    Vec::<f64>::try_from(&flat).map_err(|e| Error::Invalid(format!("tensor to f64 values: {e}")))
+}
+
+/// The values of an integer tensor, flattened, as i64 on the CPU.
+pub(crate) fn to_vec_i64(t: &Tensor) -> Result<Vec<i64>> {
+    let flat = t.to_kind(Kind::Int64).to_device(tch::Device::Cpu).contiguous().reshape([-1]);
+    Vec::<i64>::try_from(&flat).map_err(|e| Error::Invalid(format!("tensor to i64 values: {e}")))
+}
