@@ -187,7 +187,7 @@ fn rbf_from(kx: &Tensor, ky: &Tensor) -> Result<f64> {
 /// # Shapes
 /// `x` [n, d1], `y` [n, d2].
 pub fn rbf_cka(x: &Tensor, y: &Tensor, threshold: f64) -> Result<f64> {
-    if !(threshold > 0.0) {
+    if !(threshold.is_finite() && threshold > 0.0) {
         return Err(Error::Invalid(format!("RBF CKA threshold must be > 0, got {threshold}")));
     }
     let (x, y) = check_pair(x, y, 2)?;
@@ -241,7 +241,7 @@ pub fn cka_grid(xs: &Tensor, ys: &Tensor, kind: CkaKind) -> Result<Vec<Vec<f64>>
             px.iter().map(|a| py.iter().map(|b| linear_from(a, b, debiased)).collect()).collect()
         }
         CkaKind::Rbf { threshold } => {
-            if !(threshold > 0.0) {
+            if !(threshold.is_finite() && threshold > 0.0) {
                 return Err(Error::Invalid(format!("RBF CKA threshold must be > 0, got {threshold}")));
             }
             let gx = (0..l1).map(|i| centred_rbf_gram(&xs.get(i), threshold)).collect::<Result<Vec<_>>>()?;

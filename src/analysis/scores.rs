@@ -211,14 +211,14 @@ impl Scorer {
         let q = self.src.index_select(0, queries);
         let mut sc = q.mm(&self.tgt.tr());
         if self.scale != 1.0 {
-            sc = sc * self.scale;
+            sc *= self.scale;
         }
         let kind = sc.kind();
         if let Some(col) = &self.col {
-            sc = sc - col.to_kind(kind).unsqueeze(0);
+            sc -= col.to_kind(kind).unsqueeze(0);
         }
         if let Some(row) = &self.row {
-            sc = sc - row.index_select(0, queries).to_kind(kind).unsqueeze(1);
+            sc -= row.index_select(0, queries).to_kind(kind).unsqueeze(1);
         }
         sc
     }
@@ -426,7 +426,7 @@ mod tests {
         let s = Scorer::new(&src, &tgt, Method::Nn, Options::default()).unwrap();
         for k in 1..=3 {
             let top = s.top_k(None, k).unwrap();
-            let want: Vec<i64> = [1, 2, 4][..k as usize].to_vec();
+            let want: Vec<i64> = [1, 2, 4][..k].to_vec();
             assert_eq!(Vec::<Vec<i64>>::try_from(&top.indices).unwrap(), vec![want.clone(), want]);
         }
         // The gold rank counts equal-scoring lower indices as ahead.

@@ -2,6 +2,7 @@
 //! they become one message and a non-zero exit.
 use clap::{Parser, Subcommand};
 
+mod analyse;
 mod anchors;
 mod data;
 mod info;
@@ -27,6 +28,9 @@ enum Command {
     Train(train::TrainArgs),
     /// Anchor statistics of a trained tokenizer on two languages' corpora: shared token types and their share.
     Anchors(anchors::AnchorsArgs),
+    /// Representation analysis: CKA, Procrustes alignment, word and sentence retrieval.
+    #[command(subcommand)]
+    Analyse(analyse::AnalyseCommand),
     /// Print the crossling version, the linked libtorch and the devices it sees.
     Info,
 }
@@ -38,6 +42,7 @@ impl Cli {
             Command::Data(cmd) => data::run(cmd),
             Command::Train(args) => train::run(args),
             Command::Anchors(args) => anchors::run(args),
+            Command::Analyse(cmd) => analyse::run(cmd),
             Command::Info => info::run(),
         }
     }
