@@ -113,8 +113,9 @@ pub struct Scorer {
 }
 
 fn unit_rows(x: &Tensor) -> Tensor {
+    // Norms in f64, the division in the input's kind (no f64 copy of a large matrix).
     let norm = x.square().sum_dim_intlist(1, true, Kind::Double).sqrt().clamp_min(f64::MIN_POSITIVE);
-    (x.to_kind(Kind::Double) / norm).to_kind(x.kind())
+    x / norm.to_kind(x.kind())
 }
 
 impl Scorer {

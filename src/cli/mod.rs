@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 
 mod analyse;
 mod anchors;
+mod bench_analysis;
 mod data;
 mod info;
 mod train;
@@ -31,8 +32,18 @@ enum Command {
     /// Representation analysis: CKA, Procrustes alignment, word and sentence retrieval.
     #[command(subcommand)]
     Analyse(analyse::AnalyseCommand),
+    /// Benchmarks (print measured times; not tests).
+    #[command(subcommand)]
+    Bench(BenchCommand),
     /// Print the crossling version, the linked libtorch and the devices it sees.
     Info,
+}
+
+/// Benchmark groups; each lives in its own file.
+#[derive(Subcommand)]
+enum BenchCommand {
+    #[command(flatten)]
+    Analysis(bench_analysis::BenchAnalysisCommand),
 }
 
 impl Cli {
@@ -43,6 +54,7 @@ impl Cli {
             Command::Train(args) => train::run(args),
             Command::Anchors(args) => anchors::run(args),
             Command::Analyse(cmd) => analyse::run(cmd),
+            Command::Bench(BenchCommand::Analysis(cmd)) => bench_analysis::run(cmd),
             Command::Info => info::run(),
         }
     }
