@@ -14,15 +14,16 @@
 //! All reductions are in f64. For a layer × layer grid, each layer is centred once and its self-products
 //! (`‖XᵀX‖_F`, row norms) are computed once; the cross products are formed one X layer at a time against all
 //! Y layers side by side (`Xᵢᵀ [Y₁ … Y_L]`, one large product instead of L small ones). For f32
-//! inputs the cross products are formed in f32 over row chunks of [`CHUNK_ROWS`] rows and summed in f64; f64
+//! inputs the cross products are formed in f32 over row chunks of at most [`CHUNK_ROWS`] rows and summed in f64; f64
 //! inputs stay f64 throughout.
 use super::{matrix_float, to_vec_f64};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use tch::{Kind, Tensor};
 
-/// Rows per chunk when cross products of f32 features are accumulated in f64.
-pub const CHUNK_ROWS: i64 = 2048;
+/// Most rows per chunk when cross products of f32 features are accumulated in f64 (the rows are split into
+/// `ceil(n / CHUNK_ROWS)` equal chunks: long chunks keep the matrix products efficient).
+pub const CHUNK_ROWS: i64 = 8192;
 
 /// Which CKA.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -64,10 +65,12 @@ fn cross(a: &Tensor, b: &Tensor) -> Tensor {
         return a.tr().mm(b);
     }
     let n = a.size()[0];
+    let chunks = (n + CHUNK_ROWS - 1) / CHUNK_ROWS;
+    let rows = (n + chunks - 1) / chunks.max(1);
     let mut acc: Option<Tensor> = None;
     let mut start = 0;
     while start < n {
-        let len = CHUNK_ROWS.min(n - start);
+        let len = rows.min(n - start);
         let part = a.narrow(0, start, len).tr().mm(&b.narrow(0, start, len)).to_kind(Kind::Double);
         acc = Some(match acc {
             None => part,
