@@ -37,3 +37,132 @@ fn kornblith_reference_values() {
     let y32 = y.to_kind(tch::Kind::Float);
     assert!((cka::linear_cka(&x32, &y32).unwrap() - linear).abs() < 1e-6);
 }
+
+fn write(dir: &Path, name: &str, t: &tch::Tensor) -> String {
+    let p = dir.join(name);
+    arrays::write_npy(&p, t).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn lines(dir: &Path, name: &str, items: impl Iterator<Item = String>) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, items.collect::<Vec<_>>().join("\n") + "\n").unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn cli_cka_on_matrices_and_stacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let (x, y) = (fixture("cka_x.npy"), fixture("cka_y.npy"));
+    let o = common::crossling(&["analyse", "cka", x.to_str().unwrap(), y.to_str().unwrap(), "--json"], None, &cache);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!((v["cka"].as_f64().unwrap() - expected()["linear"].as_f64().unwrap()).abs() < 1e-12);
+    // Stacks: [2, 100, 10] against [3, 100, 10] → a 2 × 3 grid whose (0, 1) cell is CKA(X, Y).
+    let xm = arrays::read_matrix(x.to_str().unwrap()).unwrap();
+    let ym = arrays::read_matrix(y.to_str().unwrap()).unwrap();
+    let xs = write(dir.path(), "xs.npy", &tch::Tensor::stack(&[&xm, &(&xm * 2.0)], 0));
+    let ys = write(dir.path(), "ys.npy", &tch::Tensor::stack(&[&xm, &ym, &ym.flip([0])], 0));
+    let o = common::crossling(&["analyse", "cka", &xs, &ys, "--json", "--kind", "debiased"], None, &cache);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let g = &v["grid"];
+    assert_eq!(g.as_array().unwrap().len(), 2);
+    assert!((g[0][0].as_f64().unwrap() - 1.0).abs() < 1e-12);
+    assert!((g[1][1].as_f64().unwrap() - expected()["debiased"].as_f64().unwrap()).abs() < 1e-12);
+    // Mismatched rows name both files and shapes.
+    let short = write(dir.path(), "short.npy", &xm.narrow(0, 0, 50));
+    let o = common::crossling(&["analyse", "cka", x.to_str().unwrap(), &short], None, &cache);
+    let t = common::text(&o);
+    assert!(!o.status.success() && t.contains("short.npy") && t.contains("[50, 10]") && t.contains("[100, 10]"), "{t}");
+}
+
+#[test]
+fn cli_align_then_retrieve_recovers_a_rotation() {
+    use tch::{Kind, Tensor};
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let (src, q, noise) = {
+        let _g = crossling::device::torch_rng_lock();
+        tch::manual_seed(11);
+        let src = Tensor::randn([300, 16], (Kind::Float, tch::Device::Cpu));
+        let q = Tensor::linalg_qr(&Tensor::randn([16, 16], (Kind::Double, tch::Device::Cpu)), "reduced").0;
+        (src, q, Tensor::randn([300, 16], (Kind::Float, tch::Device::Cpu)) * 0.02)
+    };
+    let tgt = src.to_kind(Kind::Double).mm(&q.tr()).to_kind(Kind::Float) + noise;
+    let s = write(dir.path(), "src.npy", &src);
+    let t = write(dir.path(), "tgt.npy", &tgt);
+    let sw = lines(dir.path(), "src.txt", (0..300).map(|i| format!("s{i}")));
+    let tw = lines(dir.path(), "tgt.txt", (0..300).map(|i| format!("t{i}")));
+    let train = lines(dir.path(), "train.txt", (0..60).map(|i| format!("s{i} t{i}")));
+    // Test words: 100 unique sources; s299 also lists an out-of-vocabulary translation; one OOV source.
+    let test = lines(
+        dir.path(),
+        "test.txt",
+        (200..300).map(|i| format!("s{i} t{i}")).chain(["s299 t_oov".into(), "s_oov t5".into()]),
+    );
+    let w = dir.path().join("w.npy");
+    let words = ["--src-words", &sw, "--tgt-words", &tw];
+    let mut args = vec!["analyse", "align", "--src", &s, "--tgt", &t, "--dict", &train, "--norm", "center,unit"];
+    args.extend(words);
+    args.extend(["--out", w.to_str().unwrap(), "--json"]);
+    let o = common::crossling(&args, None, &cache);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["pairs"], 60);
+    assert!(v["mean_pair_cosine"].as_f64().unwrap() > 0.99, "{v}");
+    let mut args = vec!["analyse", "retrieve", "--src", &s, "--tgt", &t, "--dict", &test, "--norm", "center,unit"];
+    args.extend(words);
+    args.extend(["--map", w.to_str().unwrap(), "--json", "--bootstrap", "100"]);
+    let o = common::crossling(&args, None, &cache);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f = &v["src_to_tgt"];
+    assert_eq!(f["precision"][0].as_f64().unwrap(), 1.0, "{v}");
+    assert_eq!(f["mrr"].as_f64().unwrap(), 1.0);
+    assert_eq!((f["n_evaluated"].as_u64(), f["n_dict_sources"].as_u64()), (Some(100), Some(101)));
+    assert_eq!(v["tgt_to_src"]["precision"][0].as_f64().unwrap(), 1.0);
+    assert_eq!(f["ci95"]["p1"]["low"].as_f64().unwrap(), 1.0);
+    // Without the map the spaces are unrelated: P@1 near chance.
+    let mut args = vec!["analyse", "retrieve", "--src", &s, "--tgt", &t, "--dict", &test, "--method", "nn"];
+    args.extend(words);
+    args.push("--json");
+    let o = common::crossling(&args, None, &cache);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["src_to_tgt"]["precision"][0].as_f64().unwrap() < 0.2, "{v}");
+    // Sentence mode (no dictionary): row i ↔ row i, with texts.
+    let o = common::crossling(
+        &["analyse", "retrieve", "--src", &s, "--tgt", &t, "--map", w.to_str().unwrap(), "--json"],
+        None,
+        &cache,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["src_to_tgt"]["accuracy_by_index"].as_f64().unwrap(), 1.0, "{v}");
+}
+
+#[test]
+fn cli_input_errors_name_file_and_shape() {
+    use tch::{Kind, Tensor};
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let a = Tensor::ones([5, 3], (Kind::Float, tch::Device::Cpu));
+    let s = write(dir.path(), "a.npy", &a);
+    let b = write(dir.path(), "b.npy", &Tensor::ones([4, 3], (Kind::Float, tch::Device::Cpu)));
+    let o = common::crossling(&["analyse", "retrieve", "--src", &s, "--tgt", &b], None, &cache);
+    let t = common::text(&o);
+    assert!(!o.status.success() && t.contains("b.npy") && t.contains("[4, 3]"), "{t}");
+    let _ = a.get(3).get(2).fill_(f64::NAN);
+    let nan = write(dir.path(), "nan.npy", &a);
+    let o = common::crossling(&["analyse", "retrieve", "--src", &nan, "--tgt", &s], None, &cache);
+    let t = common::text(&o);
+    assert!(t.contains("nan.npy") && t.contains("row 3, column 2"), "{t}");
+    let words = lines(dir.path(), "w.txt", (0..4).map(|i| format!("w{i}")));
+    let o = common::crossling(
+        &["analyse", "retrieve", "--src", &s, "--tgt", &s, "--src-words", &words, "--tgt-words", &words],
+        None,
+        &cache,
+    );
+    let t = common::text(&o);
+    assert!(t.contains("w.txt has 4 lines") && t.contains("[5, 3]"), "{t}");
+}

@@ -30,7 +30,7 @@ impl SplitMix64 {
 
     /// Uniform in `[0, n)` (Lemire's multiply-shift; the bias is below 2⁻³² for n < 2³²).
     fn below(&mut self, n: usize) -> usize {
-        ((self.next() >> 32) * n as u64 >> 32) as usize
+        (((self.next() >> 32) * n as u64) >> 32) as usize
     }
 }
 

@@ -12,16 +12,18 @@
 //!   even count), then `⟨HKH, HLH⟩ / (‖HKH‖_F ‖HLH‖_F)` — Kornblith's `cka(gram_rbf(x, t), gram_rbf(y, t))`.
 //!
 //! All reductions are in f64. For a layer × layer grid, each layer is centred once and its self-products
-//! (`‖XᵀX‖_F`, row norms) are computed once; only the cross products `XᵢᵀYⱼ` are formed per cell. For f32
-//! inputs the cross products are formed in f32 over row chunks of [`CHUNK_ROWS`] rows and summed in f64; f64
+//! (`‖XᵀX‖_F`, row norms) are computed once; the cross products are formed one X layer at a time against all
+//! Y layers side by side (`Xᵢᵀ [Y₁ … Y_L]`, one large product instead of L small ones). For f32
+//! inputs the cross products are formed in f32 over row chunks of at most [`CHUNK_ROWS`] rows and summed in f64; f64
 //! inputs stay f64 throughout.
 use super::{matrix_float, to_vec_f64};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use tch::{Kind, Tensor};
 
-/// Rows per chunk when cross products of f32 features are accumulated in f64.
-pub const CHUNK_ROWS: i64 = 2048;
+/// Most rows per chunk when cross products of f32 features are accumulated in f64 (the rows are split into
+/// `ceil(n / CHUNK_ROWS)` equal chunks: long chunks keep the matrix products efficient).
+pub const CHUNK_ROWS: i64 = 8192;
 
 /// Which CKA.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -63,10 +65,12 @@ fn cross(a: &Tensor, b: &Tensor) -> Tensor {
         return a.tr().mm(b);
     }
     let n = a.size()[0];
+    let chunks = (n + CHUNK_ROWS - 1) / CHUNK_ROWS;
+    let rows = (n + chunks - 1) / chunks.max(1);
     let mut acc: Option<Tensor> = None;
     let mut start = 0;
     while start < n {
-        let len = CHUNK_ROWS.min(n - start);
+        let len = rows.min(n - start);
         let part = a.narrow(0, start, len).tr().mm(&b.narrow(0, start, len)).to_kind(Kind::Double);
         acc = Some(match acc {
             None => part,
@@ -98,6 +102,11 @@ fn debias(xty: f64, rows_dot: f64, sq_x: f64, sq_y: f64, n: f64) -> f64 {
 
 fn linear_from(a: &Prepared, b: &Prepared, debiased: bool) -> Result<f64> {
     let xty = scalar(&cross(&a.centred, &b.centred).square().sum(Kind::Double))?;
+    linear_from_xty(xty, a, b, debiased)
+}
+
+/// CKA from the cross term `‖AᵀB‖²_F` and the two layers' self-products.
+fn linear_from_xty(xty: f64, a: &Prepared, b: &Prepared, debiased: bool) -> Result<f64> {
     if !debiased {
         return Ok(xty / (a.self_sq.sqrt() * b.self_sq.sqrt()));
     }
@@ -187,7 +196,7 @@ fn rbf_from(kx: &Tensor, ky: &Tensor) -> Result<f64> {
 /// # Shapes
 /// `x` [n, d1], `y` [n, d2].
 pub fn rbf_cka(x: &Tensor, y: &Tensor, threshold: f64) -> Result<f64> {
-    if !(threshold > 0.0) {
+    if !(threshold.is_finite() && threshold > 0.0) {
         return Err(Error::Invalid(format!("RBF CKA threshold must be > 0, got {threshold}")));
     }
     let (x, y) = check_pair(x, y, 2)?;
@@ -238,10 +247,25 @@ pub fn cka_grid(xs: &Tensor, ys: &Tensor, kind: CkaKind) -> Result<Vec<Vec<f64>>
             let k = compute_kind(&matrix_float(&xs.get(0), "X layer 0")?, &matrix_float(&ys.get(0), "Y layer 0")?);
             let px = (0..l1).map(|i| prepare(&xs.get(i), k)).collect::<Result<Vec<_>>>()?;
             let py = (0..l2).map(|j| prepare(&ys.get(j), k)).collect::<Result<Vec<_>>>()?;
-            px.iter().map(|a| py.iter().map(|b| linear_from(a, b, debiased)).collect()).collect()
+            // One product per X layer against all Y layers side by side: [d1, Σ d2], then one block per cell.
+            let ycat = Tensor::cat(&py.iter().map(|p| &p.centred).collect::<Vec<_>>(), 1);
+            let widths: Vec<i64> = py.iter().map(|p| p.centred.size()[1]).collect();
+            let mut grid = Vec::with_capacity(l1 as usize);
+            for a in &px {
+                let c = cross(&a.centred, &ycat);
+                let mut start = 0;
+                let mut row = Vec::with_capacity(l2 as usize);
+                for (b, w) in py.iter().zip(&widths) {
+                    let xty = scalar(&c.narrow(1, start, *w).square().sum(Kind::Double))?;
+                    row.push(linear_from_xty(xty, a, b, debiased)?);
+                    start += w;
+                }
+                grid.push(row);
+            }
+            Ok(grid)
         }
         CkaKind::Rbf { threshold } => {
-            if !(threshold > 0.0) {
+            if !(threshold.is_finite() && threshold > 0.0) {
                 return Err(Error::Invalid(format!("RBF CKA threshold must be > 0, got {threshold}")));
             }
             let gx = (0..l1).map(|i| centred_rbf_gram(&xs.get(i), threshold)).collect::<Result<Vec<_>>>()?;

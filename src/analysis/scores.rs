@@ -19,7 +19,7 @@
 //! input is f64); the `r` means and log-sum-exp merges are accumulated in f64.
 //!
 //! **Ties** are broken deterministically: among equal scores the lower target index ranks first, both inside the
-//! top k and at its boundary (rows with a tie at the k-th value are re-ranked with a stable sort).
+//! top k and at its boundary (rows whose (k+1)-th best value equals their k-th are re-ranked with a stable sort).
 use super::{matrix_float, to_vec_f64, to_vec_i64};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -113,8 +113,9 @@ pub struct Scorer {
 }
 
 fn unit_rows(x: &Tensor) -> Tensor {
+    // Norms in f64, the division in the input's kind (no f64 copy of a large matrix).
     let norm = x.square().sum_dim_intlist(1, true, Kind::Double).sqrt().clamp_min(f64::MIN_POSITIVE);
-    (x.to_kind(Kind::Double) / norm).to_kind(x.kind())
+    x / norm.to_kind(x.kind())
 }
 
 impl Scorer {
@@ -153,19 +154,21 @@ impl Scorer {
                     let cos = s.src.narrow(0, start, len).mm(&s.tgt.tr());
                     let (row_top, _) = cos.topk(kt, 1, true, false);
                     r_t.push(row_top.to_kind(Kind::Double).mean_dim(1, false, Kind::Double));
-                    let (col_top, _) = cos.topk(ks.min(len), 0, true, false);
+                    // Column top-k on a transposed contiguous copy: top-k along a row is several times faster
+                    // than along a column of the row-major block.
+                    let (col_top, _) = cos.tr().contiguous().topk(ks.min(len), 1, true, false);
                     col_best = Some(match col_best {
                         None => col_top,
                         Some(prev) => {
-                            let both = Tensor::cat(&[prev, col_top], 0);
-                            let m = ks.min(both.size()[0]);
-                            both.topk(m, 0, true, false).0
+                            let both = Tensor::cat(&[prev, col_top], 1);
+                            let m = ks.min(both.size()[1]);
+                            both.topk(m, 1, true, false).0
                         }
                     });
                     start += len;
                 }
                 let r_s = col_best
-                    .map(|c| c.to_kind(Kind::Double).mean_dim(0, false, Kind::Double))
+                    .map(|c| c.to_kind(Kind::Double).mean_dim(1, false, Kind::Double))
                     .ok_or_else(|| Error::Invalid("CSLS on an empty source".into()))?;
                 s.scale = 2.0;
                 s.row = Some(Tensor::cat(&r_t, 0));
@@ -209,16 +212,15 @@ impl Scorer {
     /// `queries` [b] i64 → [b, n_tgt], in the compute kind.
     pub fn block(&self, queries: &Tensor) -> Tensor {
         let q = self.src.index_select(0, queries);
-        let mut sc = q.mm(&self.tgt.tr());
-        if self.scale != 1.0 {
-            sc = sc * self.scale;
-        }
-        let kind = sc.kind();
-        if let Some(col) = &self.col {
-            sc = sc - col.to_kind(kind).unsqueeze(0);
-        }
+        let kind = q.kind();
+        // One fused product, scaling the small query block: (scale·q) tgtᵀ − col.
+        let q = if self.scale != 1.0 { q * self.scale } else { q };
+        let mut sc = match &self.col {
+            Some(col) => col.to_kind(kind).neg().unsqueeze(0).addmm(&q, &self.tgt.tr()),
+            None => q.mm(&self.tgt.tr()),
+        };
         if let Some(row) = &self.row {
-            sc = sc - row.index_select(0, queries).to_kind(kind).unsqueeze(1);
+            sc -= row.index_select(0, queries).to_kind(kind).unsqueeze(1);
         }
         sc
     }
@@ -310,10 +312,16 @@ impl Scorer {
 /// # Shapes
 /// `scores` [b, n] → ([b, k], [b, k] i64).
 pub fn deterministic_topk(scores: &Tensor, k: i64) -> Result<(Tensor, Tensor)> {
-    let (v, i) = scores.topk(k, 1, true, true);
-    // Rows with more than k scores ≥ the k-th value have a tie at the boundary: re-rank them with a stable sort.
-    let kth = v.narrow(1, k - 1, 1);
-    let crowded = scores.ge_tensor(&kth).sum_dim_intlist(1, false, Kind::Int64).gt(k);
+    let n = scores.size()[1];
+    // Take k + 1: a row has a tie at the boundary exactly when its (k+1)-th value equals its k-th (every other
+    // value is ≤ the (k+1)-th). Those rows are re-ranked with a stable sort.
+    let (v, i) = scores.topk((k + 1).min(n), 1, true, true);
+    let crowded = if k < n {
+        v.narrow(1, k, 1).eq_tensor(&v.narrow(1, k - 1, 1)).reshape([-1])
+    } else {
+        Tensor::zeros([scores.size()[0]], (Kind::Bool, scores.device()))
+    };
+    let (v, i) = (v.narrow(1, 0, k), i.narrow(1, 0, k));
     let crowded_rows = to_vec_i64(&crowded.nonzero().reshape([-1]))?;
     let (v, i) = if crowded_rows.is_empty() {
         (v, i)
@@ -426,7 +434,7 @@ mod tests {
         let s = Scorer::new(&src, &tgt, Method::Nn, Options::default()).unwrap();
         for k in 1..=3 {
             let top = s.top_k(None, k).unwrap();
-            let want: Vec<i64> = [1, 2, 4][..k as usize].to_vec();
+            let want: Vec<i64> = [1, 2, 4][..k].to_vec();
             assert_eq!(Vec::<Vec<i64>>::try_from(&top.indices).unwrap(), vec![want.clone(), want]);
         }
         // The gold rank counts equal-scoring lower indices as ahead.

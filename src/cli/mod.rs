@@ -2,7 +2,9 @@
 //! they become one message and a non-zero exit.
 use clap::{Parser, Subcommand};
 
+mod analyse;
 mod anchors;
+mod bench_analysis;
 mod data;
 mod info;
 mod train;
@@ -27,8 +29,21 @@ enum Command {
     Train(train::TrainArgs),
     /// Anchor statistics of a trained tokenizer on two languages' corpora: shared token types and their share.
     Anchors(anchors::AnchorsArgs),
+    /// Representation analysis: CKA, Procrustes alignment, word and sentence retrieval.
+    #[command(subcommand)]
+    Analyse(analyse::AnalyseCommand),
+    /// Benchmarks (print measured times; not tests).
+    #[command(subcommand)]
+    Bench(BenchCommand),
     /// Print the crossling version, the linked libtorch and the devices it sees.
     Info,
+}
+
+/// Benchmark groups; each lives in its own file.
+#[derive(Subcommand)]
+enum BenchCommand {
+    #[command(flatten)]
+    Analysis(bench_analysis::BenchAnalysisCommand),
 }
 
 impl Cli {
@@ -38,6 +53,8 @@ impl Cli {
             Command::Data(cmd) => data::run(cmd),
             Command::Train(args) => train::run(args),
             Command::Anchors(args) => anchors::run(args),
+            Command::Analyse(cmd) => analyse::run(cmd),
+            Command::Bench(BenchCommand::Analysis(cmd)) => bench_analysis::run(cmd),
             Command::Info => info::run(),
         }
     }

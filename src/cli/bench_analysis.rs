@@ -1,0 +1,279 @@
+//! `crossling bench cka` and `crossling bench csls`: timings of the analysis primitives against Python reference
+//! implementations run in the same command on the same data and threads (`tests/reference/bench_cka.py`,
+//! `tests/reference/bench_csls.py`). Benchmarks, not tests: they print what they measured.
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use crossling::analysis::{arrays, cka, scores};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+use tch::{Kind, Tensor};
+
+#[derive(Subcommand)]
+pub enum BenchAnalysisCommand {
+    /// Linear-CKA layer × layer grid against Kornblith's numpy function applied pair by pair.
+    Cka(BenchCkaArgs),
+    /// CSLS top-k for every source row against a blocked MUSE-style PyTorch implementation.
+    Csls(BenchCslsArgs),
+}
+
+#[derive(Args)]
+pub struct Common {
+    /// Threads for libtorch here and for the reference (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Python with numpy and torch (default: $CROSSLING_PYTHON, else .venv/bin/python).
+    #[arg(long)]
+    python: Option<PathBuf>,
+    /// Random seed of the synthetic data.
+    #[arg(long, default_value_t = 0)]
+    seed: i64,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct BenchCkaArgs {
+    /// Rows (examples) per layer.
+    #[arg(long, default_value_t = 10_000)]
+    n: i64,
+    /// Width of each layer.
+    #[arg(long, default_value_t = 768)]
+    d: i64,
+    /// Layers in each stack.
+    #[arg(long, default_value_t = 9)]
+    layers: i64,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args)]
+pub struct BenchCslsArgs {
+    /// Rows of each space (the paper-scale vocabulary is 200k).
+    #[arg(long, default_value_t = 200_000)]
+    n: i64,
+    #[arg(long, default_value_t = 300)]
+    d: i64,
+    /// CSLS neighbourhood.
+    #[arg(long, default_value_t = 10)]
+    k: usize,
+    /// Candidates kept per source row.
+    #[arg(long, default_value_t = 10)]
+    topk: usize,
+    #[command(flatten)]
+    common: Common,
+}
+
+pub fn run(cmd: BenchAnalysisCommand) -> Result<()> {
+    match cmd {
+        BenchAnalysisCommand::Cka(a) => bench_cka(a),
+        BenchAnalysisCommand::Csls(a) => bench_csls(a),
+    }
+}
+
+fn threads(c: &Common) -> usize {
+    c.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+}
+
+fn python(c: &Common) -> PathBuf {
+    c.python
+        .clone()
+        .or_else(|| std::env::var_os("CROSSLING_PYTHON").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(".venv/bin/python"))
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference").join(name)
+}
+
+/// Run a reference script; its last stdout line is a JSON object.
+fn run_reference(py: &Path, script: &Path, args: &[String]) -> Result<serde_json::Value> {
+    let out = Command::new(py)
+        .arg(script)
+        .args(args)
+        .output()
+        .with_context(|| format!("running {} {}", py.display(), script.display()))?;
+    if !out.status.success() {
+        bail!("{} failed: {}", script.display(), String::from_utf8_lossy(&out.stderr));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(last).with_context(|| format!("{} printed no JSON: {stdout}", script.display()))
+}
+
+/// Peak resident set size of this process so far (VmHWM), in bytes.
+fn peak_rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+}
+
+/// CPU seconds (user + system, all threads) of this process so far, from /proc/self/stat (clock ticks of 1/100 s).
+fn cpu_seconds() -> f64 {
+    let Ok(s) = std::fs::read_to_string("/proc/self/stat") else { return f64::NAN };
+    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+    let rest = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::NAN);
+    (tick(11) + tick(12)) / 100.0
+}
+
+/// Reset the peak RSS counter (Linux: writing 5 to /proc/self/clear_refs); false where unsupported.
+fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+fn gib(b: Option<u64>) -> String {
+    b.map(|b| format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)).unwrap_or_else(|| "n/a".into())
+}
+
+fn randn(shape: &[i64], seed: i64) -> Tensor {
+    let _g = crossling::device::torch_rng_lock();
+    tch::manual_seed(seed);
+    Tensor::randn(shape, (Kind::Float, tch::Device::Cpu))
+}
+
+fn bench_cka(a: BenchCkaArgs) -> Result<()> {
+    let t = threads(&a.common);
+    tch::set_num_threads(t as i32);
+    let dir = tempfile_dir()?;
+    // Y's layer l shares a share of X's layer l, so the diagonal stands out.
+    let xs = randn(&[a.layers, a.n, a.d], a.common.seed);
+    let ys = &xs * 0.5 + randn(&[a.layers, a.n, a.d], a.common.seed + 1);
+    let (xp, yp) = (dir.join("xs.npy"), dir.join("ys.npy"));
+    arrays::write_npy(&xp, &xs)?;
+    arrays::write_npy(&yp, &ys)?;
+    let reference = run_reference(
+        &python(&a.common),
+        &script("bench_cka.py"),
+        &[xp.display().to_string(), yp.display().to_string(), t.to_string()],
+    )?;
+    let (start, cpu0) = (Instant::now(), cpu_seconds());
+    let grid = cka::cka_grid(&xs, &ys, cka::CkaKind::Linear)?;
+    let (ours, ours_cpu) = (start.elapsed().as_secs_f64(), cpu_seconds() - cpu0);
+    let diff = |key: &str| -> f64 {
+        let g = reference[key].as_array().cloned().unwrap_or_default();
+        grid.iter()
+            .zip(&g)
+            .flat_map(|(r, gr)| r.iter().zip(gr.as_array().cloned().unwrap_or_default()))
+            .map(|(a, b)| (a - b.as_f64().unwrap_or(f64::NAN)).abs())
+            .fold(0.0, f64::max)
+    };
+    let (r64, r32) =
+        (reference["seconds_f64"].as_f64().unwrap_or(f64::NAN), reference["seconds_f32"].as_f64().unwrap_or(f64::NAN));
+    let report = json!({
+        "bench": "cka", "layers": a.layers, "n": a.n, "d": a.d, "threads": t,
+        "crossling_seconds": ours, "crossling_cpu_seconds": ours_cpu,
+        "numpy_f64_seconds": r64, "numpy_f32_seconds": r32,
+        "numpy_f64_cpu_seconds": reference["cpu_seconds_f64"], "numpy_f32_cpu_seconds": reference["cpu_seconds_f32"],
+        "speedup_vs_numpy_f64": r64 / ours, "speedup_vs_numpy_f32": r32 / ours,
+        "max_abs_diff_vs_numpy_f64": diff("grid_f64"), "max_abs_diff_vs_numpy_f32": diff("grid_f32"),
+        "diagonal": (0..a.layers.min(grid.len() as i64) as usize).map(|i| grid[i][i]).collect::<Vec<_>>(),
+        "numpy": reference["numpy"],
+    });
+    std::fs::remove_dir_all(&dir).ok();
+    if a.common.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("linear CKA grid {0} × {0} layers, {1} × {2} per layer, {t} threads", a.layers, a.n, a.d);
+        let cpu = |k: &str| reference[k].as_f64().unwrap_or(f64::NAN);
+        println!("  crossling             {ours:.3} s wall, {ours_cpu:.2} s CPU");
+        println!(
+            "  numpy (f64, per pair) {r64:.3} s wall, {:.2} s CPU   ratio {:.2}× wall, {:.2}× CPU   max |Δ| {:.2e}",
+            cpu("cpu_seconds_f64"),
+            r64 / ours,
+            cpu("cpu_seconds_f64") / ours_cpu,
+            diff("grid_f64")
+        );
+        println!(
+            "  numpy (f32, per pair) {r32:.3} s wall, {:.2} s CPU   ratio {:.2}× wall, {:.2}× CPU   max |Δ| {:.2e}",
+            cpu("cpu_seconds_f32"),
+            r32 / ours,
+            cpu("cpu_seconds_f32") / ours_cpu,
+            diff("grid_f32")
+        );
+    }
+    Ok(())
+}
+
+fn tempfile_dir() -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("crossling-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(dir)
+}
+
+fn bench_csls(a: BenchCslsArgs) -> Result<()> {
+    let t = threads(&a.common);
+    tch::set_num_threads(t as i32);
+    let dir = tempfile_dir()?;
+    let src = randn(&[a.n, a.d], a.common.seed);
+    let tgt = &src * 0.3 + randn(&[a.n, a.d], a.common.seed + 1);
+    let (sp, tp, op) = (dir.join("src.npy"), dir.join("tgt.npy"), dir.join("ref_top.npy"));
+    arrays::write_npy(&sp, &src)?;
+    arrays::write_npy(&tp, &tgt)?;
+    let reference = run_reference(
+        &python(&a.common),
+        &script("bench_csls.py"),
+        &[
+            sp.display().to_string(),
+            tp.display().to_string(),
+            a.k.to_string(),
+            a.topk.to_string(),
+            t.to_string(),
+            op.display().to_string(),
+        ],
+    )?;
+    let rss_before = peak_rss();
+    let reset = reset_peak_rss();
+    let (start, cpu0) = (Instant::now(), cpu_seconds());
+    let scorer = scores::Scorer::new(&src, &tgt, scores::Method::Csls { k: a.k }, scores::Options::default())?;
+    let top = scorer.top_k(None, a.topk)?;
+    let (ours, ours_cpu) = (start.elapsed().as_secs_f64(), cpu_seconds() - cpu0);
+    let peak = peak_rss();
+    let theirs = arrays::read_npy(&op)?;
+    let agree_top1 = top
+        .indices
+        .narrow(1, 0, 1)
+        .eq_tensor(&theirs.narrow(1, 0, 1))
+        .to_kind(Kind::Double)
+        .mean(Kind::Double)
+        .double_value(&[]);
+    let agree_all = top.indices.eq_tensor(&theirs).to_kind(Kind::Double).mean(Kind::Double).double_value(&[]);
+    std::fs::remove_dir_all(&dir).ok();
+    let r = reference["seconds"].as_f64().unwrap_or(f64::NAN);
+    let report = json!({
+        "bench": "csls", "n": a.n, "d": a.d, "k": a.k, "topk": a.topk, "threads": t,
+        "crossling_seconds": ours, "reference_seconds": r, "speedup": r / ours,
+        "crossling_cpu_seconds": ours_cpu, "reference_cpu_seconds": reference["cpu_seconds"],
+        "block_rows": scorer.block_rows(),
+        "peak_rss_bytes_during_csls": if reset { peak } else { None },
+        "peak_rss_bytes_process": if reset { None } else { peak },
+        "peak_rss_bytes_before_csls": rss_before,
+        "top1_agreement": agree_top1, "topk_agreement": agree_all,
+        "torch": reference["torch"],
+    });
+    if a.common.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("CSLS (k {}) top-{} for {} × {} × {}, {t} threads", a.k, a.topk, a.n, a.n, a.d);
+        let rc = reference["cpu_seconds"].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "  crossling                   {ours:.3} s wall, {ours_cpu:.2} s CPU  (blocks of {} rows)",
+            scorer.block_rows()
+        );
+        println!(
+            "  MUSE-style PyTorch (Python) {r:.3} s wall, {rc:.2} s CPU   ratio {:.2}× wall, {:.2}× CPU",
+            r / ours,
+            rc / ours_cpu
+        );
+        println!(
+            "  crossling peak RSS {} ({}; data generation before it peaked at {})",
+            gib(peak),
+            if reset { "since the CSLS started" } else { "whole process" },
+            gib(rss_before)
+        );
+        println!("  agreement with the reference: top-1 {:.4}, all top-{} {:.4}", agree_top1, a.topk, agree_all);
+    }
+    Ok(())
+}
