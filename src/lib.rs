@@ -14,6 +14,7 @@ pub mod data;
 pub mod device;
 pub mod error;
 pub mod model;
+pub mod plot;
 pub mod progress;
 pub mod text;
 pub mod train;
