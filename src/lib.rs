@@ -10,6 +10,8 @@
 //! - [`device`]: device selection and facts about the linked libtorch.
 //! - [`text`]: corpus building (per-language streams, splits, caps, domains, sentence splitting, Chinese
 //!   segmentation).
+//! - [`plot`]: figures (line, grouped bars, heat maps, schematics, panel grids) from serde chart specs to PNG +
+//!   SVG with a bundled font, and result tables to Markdown + CSV.
 pub mod data;
 pub mod device;
 pub mod error;

@@ -171,7 +171,47 @@ pub fn specs() -> Vec<(&'static str, ChartSpec)> {
             .collect(),
         panel_size: None,
     });
+    // Dense layouts: rotated category labels, rotated value labels, right-hand legend, small cells.
+    let dense_bars = ChartSpec::GroupedBars(GroupedBars {
+        title: "XNLI accuracy by fine-tuning language (dense layout)".into(),
+        x_label: String::new(),
+        y_label: "accuracy".into(),
+        groups: ["english-only", "french-only", "german-only", "russian-only", "chinese-only", "all five"]
+            .map(String::from)
+            .to_vec(),
+        series: (0..5)
+            .map(|s| BarSeries {
+                name: format!("{} test", crate::LANGUAGES[s]),
+                values: (0..6).map(|g| Some(0.45 + 0.05 * ((s * 7 + g * 3) % 7) as f64)).collect(),
+                errors: None,
+                reference: if s == 0 { Some((0..6).map(|g| Some(0.5 + 0.02 * g as f64)).collect()) } else { None },
+            })
+            .collect(),
+        value_labels: true,
+        value_format: "{:.3}".into(),
+        reference_label: "paper".into(),
+        y_range: Some([0.0, 1.0]),
+        legend: LegendPosition::Right,
+        size: None,
+    });
+    let dense_heat = ChartSpec::HeatmapTable(HeatmapTable {
+        title: "Linear CKA between layers (dense layout)".into(),
+        row_label: "layer (en model)".into(),
+        col_label: "layer (ru model)".into(),
+        rows: layers(13),
+        cols: layers(13),
+        values: (0..13)
+            .map(|r| (0..13).map(|c| Some(1.0 - 0.07 * (r as f64 - c as f64).abs() - 0.01 * r as f64)).collect())
+            .collect(),
+        format: "{:.3}".into(),
+        color: ColorScale::Blues,
+        range: Some([0.0, 1.0]),
+        colorbar: false,
+        size: None,
+    });
     vec![
+        ("dense_bars", dense_bars),
+        ("dense_heatmap", dense_heat),
         ("line", line),
         ("grouped_bars", bars),
         ("heatmap_table", heat),

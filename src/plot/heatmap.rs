@@ -165,8 +165,8 @@ pub fn draw<DB: DrawingBackend>(area: &Area<DB>, g: &Grid) -> Result<()> {
     let (lo, hi) = g.value_range();
     let span = if hi > lo { hi - lo } else { 1.0 };
     let number_size = {
-        let mut s = (cell_h as f64 * 0.42).clamp(draw::MIN_TEXT, 22.0);
-        while s > draw::MIN_TEXT - 2.0 && g.widest_number(s) as i32 > cell_w - 6 {
+        let mut s = (cell_h as f64 * 0.42).clamp(draw::MIN_TEXT, 20.0);
+        while s > draw::MIN_TEXT && g.widest_number(s) as i32 > cell_w - 16 {
             s -= 1.0;
         }
         s
