@@ -209,7 +209,14 @@ pub fn specs() -> Vec<(&'static str, ChartSpec)> {
         colorbar: false,
         size: None,
     });
+    let mixed = ChartSpec::Panels(Panels {
+        title: "Mixed panels: heat map beside bars".into(),
+        columns: 2,
+        charts: vec![alpha.clone(), bars.clone()],
+        panel_size: None,
+    });
     vec![
+        ("panels_mixed", mixed),
         ("dense_bars", dense_bars),
         ("dense_heatmap", dense_heat),
         ("line", line),

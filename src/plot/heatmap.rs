@@ -210,15 +210,18 @@ pub fn draw<DB: DrawingBackend>(area: &Area<DB>, g: &Grid) -> Result<()> {
         }
         area.draw(&Rectangle::new([(bx, by0), (bx + 24, by1)], RGBColor(120, 120, 120))).map_err(&err)?;
         let n_ticks = if steps > 160 { 5 } else { 3 };
+        let mut label_x = bx + 34;
         for k in 0..n_ticks {
             let frac = k as f64 / (n_ticks - 1) as f64;
             let y = by1 - (frac * (by1 - by0) as f64).round() as i32;
             area.draw(&PathElement::new(vec![(bx + 24, y), (bx + 30, y)], BLACK)).map_err(&err)?;
             let s = g.format.format(lo + frac * (hi - lo));
             draw::text(&area, &s, (bx + 34, y), tick.clone(), BLACK, (HPos::Left, VPos::Center), t)?;
+            label_x = label_x.max(bx + 34 + draw::text_size(&tick, &s).0 as i32);
         }
         if !g.colorbar_label.is_empty() {
-            draw::vertical_text(&area, g.colorbar_label, (bx + 120, (by0 + by1) / 2), label.clone(), t)?;
+            let f = draw::fit_font(label.clone(), g.colorbar_label, (by1 - by0).max(0) as u32);
+            draw::vertical_text(&area, g.colorbar_label, (label_x + 20, (by0 + by1) / 2), f, t)?;
         }
     }
     Ok(())

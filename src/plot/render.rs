@@ -31,12 +31,35 @@ pub fn size_of(spec: &ChartSpec) -> Result<(u32, u32)> {
         },
         ChartSpec::Schematic(c) => c.size.map_or_else(|| schematic::natural_size(c), |s| (s[0], s[1])),
         ChartSpec::Panels(p) => {
-            let [pw, ph] = p.panel_size.unwrap_or([800, 600]);
+            let [pw, ph] = match p.panel_size {
+                Some(s) => s,
+                None => panel_default(&p.charts)?,
+            };
             let rows = p.charts.len().div_ceil(p.columns) as u32;
             let cols = p.columns.min(p.charts.len()) as u32;
             (pw * cols, ph * rows + PANELS_TITLE_H)
         }
     })
+}
+
+/// Default panel size of a grid: 800 × 600, enlarged to the largest size a heat map or schematic needs, or a
+/// chart's own `size`.
+fn panel_default(charts: &[ChartSpec]) -> Result<[u32; 2]> {
+    let mut size = [800, 600];
+    for c in charts {
+        let own = match c {
+            ChartSpec::Line(l) => l.size,
+            ChartSpec::GroupedBars(b) => b.size,
+            _ => None,
+        };
+        let (w, h) = match (c, own) {
+            (_, Some([w, h])) => (w, h),
+            (ChartSpec::Line(_) | ChartSpec::GroupedBars(_), None) => (800, 600),
+            _ => size_of(c)?,
+        };
+        size = [size[0].max(w), size[1].max(h)];
+    }
+    Ok(size)
 }
 
 /// Draws `spec` (already validated) onto `area`, which it fills with white first.
