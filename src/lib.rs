@@ -12,6 +12,8 @@
 //! - [`device`]: device selection and facts about the linked libtorch.
 //! - [`text`]: corpus building (per-language streams, splits, caps, domains, sentence splitting, Chinese
 //!   segmentation).
+//! - [`plot`]: figures (line, grouped bars, heat maps, schematics, panel grids) from serde chart specs to PNG +
+//!   SVG with a bundled font, and result tables to Markdown + CSV.
 pub mod analysis;
 pub mod data;
 pub mod device;
@@ -19,6 +21,7 @@ pub mod error;
 pub mod features;
 pub mod figures;
 pub mod model;
+pub mod plot;
 pub mod progress;
 pub mod script;
 pub mod text;

@@ -1,0 +1,185 @@
+//! Grouped bar charts: one group per category, one bar per series, optional error bars, optional value
+//! labels, and optional reference markers (e.g. the paper's reported value for that bar) drawn as diamonds.
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, VPos};
+
+use super::draw::{self, Area, Key, LegendEntry};
+use super::format::NumberFormat;
+use super::palette;
+use super::spec::GroupedBars;
+use crate::error::Result;
+
+/// Fraction of a group's width covered by its bars.
+const GROUP_FILL: f64 = 0.8;
+
+/// Centre x of bar `s` (of `n_series`) in group `g`, and the bar's width, in data units.
+fn bar_x(g: usize, s: usize, n_series: usize) -> (f64, f64) {
+    let w = GROUP_FILL / n_series as f64;
+    (g as f64 - GROUP_FILL / 2.0 + (s as f64 + 0.5) * w, w)
+}
+
+/// Draws `c` into `area`.
+pub fn draw<DB: DrawingBackend>(area: &Area<DB>, c: &GroupedBars) -> Result<()> {
+    let t = c.title.as_str();
+    let err = draw::plot_err(t);
+    let fmt = NumberFormat::parse(&c.value_format)?;
+    let area = draw::title(area, t, t)?;
+    let mut entries: Vec<LegendEntry> = c
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| LegendEntry { name: s.name.clone(), color: palette::series(i), key: Key::Box })
+        .collect();
+    let has_reference = c.series.iter().any(|s| s.reference.as_ref().is_some_and(|r| r.iter().any(Option::is_some)));
+    if has_reference {
+        entries.push(LegendEntry { name: c.reference_label.clone(), color: BLACK, key: Key::Diamond });
+    }
+    let area = draw::with_legend(&area, &entries, c.legend, t)?;
+
+    let n_groups = c.groups.len();
+    let n_series = c.series.len();
+    let (y0, y1) = match c.y_range {
+        Some([lo, hi]) => (lo, hi),
+        None => {
+            let all = c.series.iter().flat_map(|s| {
+                let tops = s.values.iter().enumerate().filter_map(|(g, v)| {
+                    let e = s.errors.as_ref().and_then(|e| e[g]).unwrap_or(0.0);
+                    v.map(|v| [v - e, v + e])
+                });
+                tops.flatten().chain(s.reference.iter().flatten().flatten().copied()).collect::<Vec<_>>()
+            });
+            let (lo, hi) = draw::padded_range(all.chain([0.0]), 0.0);
+            let span = hi - lo;
+            let top_pad = if c.value_labels { 0.14 } else { 0.08 };
+            (if lo < 0.0 { lo - 0.05 * span } else { 0.0 }, hi + top_pad * span)
+        }
+    };
+
+    let tick = draw::font(draw::TICK);
+    let (w, _) = area.dim_in_pixel();
+    let y_label_w = [y0, y1].iter().map(|v| draw::text_size(&tick, &draw::tick_label(*v)).0).max().unwrap_or(40);
+    let y_area = y_label_w + 24 + if c.y_label.is_empty() { 0 } else { 34 };
+    let group_px = w.saturating_sub(y_area + 60) as f64 / n_groups as f64;
+    let widest = c.groups.iter().map(|g| draw::text_size(&tick, g).0).max().unwrap_or(0);
+    let rotate = widest as f64 > group_px * 0.95;
+    let x_area = if rotate { widest + 20 } else { 36 } + if c.x_label.is_empty() { 0 } else { 30 };
+
+    let mut chart = ChartBuilder::on(&area)
+        .margin_left(12)
+        .margin_right(24)
+        .margin_top(8)
+        .margin_bottom(8)
+        .x_label_area_size(x_area)
+        .y_label_area_size(y_area)
+        .build_cartesian_2d(-0.5..n_groups as f64 - 0.5, y0..y1)
+        .map_err(&err)?;
+    let x_fmt = |v: &f64| {
+        let i = v.round();
+        if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < n_groups {
+            c.groups[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    let y_fmt = |v: &f64| draw::tick_label(*v);
+    let x_style = if rotate {
+        tick.transform(plotters::style::FontTransform::Rotate90).into_text_style(&area)
+    } else {
+        tick.clone().into_text_style(&area)
+    };
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n_groups)
+        .y_labels(8)
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .x_label_style(x_style)
+        .y_label_style(tick.clone())
+        .x_desc(c.x_label.as_str())
+        .axis_desc_style(draw::font(draw::LABEL))
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .draw()
+        .map_err(&err)?;
+    draw::y_desc(&area, &chart.plotting_area().strip_coord_spec(), &c.y_label, t)?;
+
+    let base = 0f64.clamp(y0, y1);
+    for (s, series) in c.series.iter().enumerate() {
+        let color = palette::series(s);
+        let bars = series.values.iter().enumerate().filter_map(|(g, v)| {
+            let (cx, bw) = bar_x(g, s, n_series);
+            v.map(|v| Rectangle::new([(cx - bw * 0.46, base), (cx + bw * 0.46, v.clamp(y0, y1))], color.filled()))
+        });
+        chart.draw_series(bars).map_err(&err)?;
+    }
+
+    // Value labels and reference diamonds in pixel space, on the plotting area.
+    let plot = chart.plotting_area().strip_coord_spec();
+    let base_px = plot.get_base_pixel();
+    let px = |x: f64, y: f64| {
+        let (a, b) = chart.backend_coord(&(x, y));
+        (a - base_px.0, b - base_px.1)
+    };
+    let bar_px = (px(bar_x(0, 0, n_series).1, y0).0 - px(0.0, y0).0).abs();
+    let radius = (bar_px / 4).clamp(5, 9);
+    for (s, series) in c.series.iter().enumerate() {
+        for g in 0..n_groups {
+            let Some(v) = series.values[g] else { continue };
+            let (cx, _) = bar_x(g, s, n_series);
+            let e = series.errors.as_ref().and_then(|e| e[g]);
+            let r = series.reference.as_ref().and_then(|r| r[g]);
+            let (x, y_bar) = px(cx, v.clamp(y0, y1));
+            let mut top = y_bar;
+            if let Some(e) = e {
+                let (_, lo) = px(cx, (v - e).clamp(y0, y1));
+                let (_, hi) = px(cx, (v + e).clamp(y0, y1));
+                let cap = (bar_px / 5).clamp(3, 8);
+                let style = BLACK.stroke_width(2);
+                for path in
+                    [vec![(x, lo), (x, hi)], vec![(x - cap, lo), (x + cap, lo)], vec![(x - cap, hi), (x + cap, hi)]]
+                {
+                    plot.draw(&PathElement::new(path, style)).map_err(&err)?;
+                }
+                top = top.min(hi);
+            }
+            if let Some(r) = r {
+                let (_, y_ref) = px(cx, r.clamp(y0, y1));
+                draw::diamond(&plot, (x, y_ref), radius, BLACK, t)?;
+                top = top.min(y_ref - radius - 2);
+            }
+            if c.value_labels {
+                let label = fmt.format(v);
+                let f = draw::font(draw::MIN_TEXT + 1.0);
+                let (tw, _) = draw::text_size(&f, &label);
+                if tw as i32 <= bar_px + 6 {
+                    draw::text(&plot, &label, (x, top - 4), f, BLACK, (HPos::Center, VPos::Bottom), t)?;
+                } else {
+                    draw::vertical_text(&plot, &label, (x, top - 6 - tw as i32 / 2), f, t)?;
+                }
+            }
+        }
+        // A reference without a bar still gets its marker.
+        if let Some(reference) = &series.reference {
+            for (g, r) in reference.iter().enumerate() {
+                if let (Some(r), None) = (r, series.values[g]) {
+                    draw::diamond(&plot, px(bar_x(g, s, n_series).0, r.clamp(y0, y1)), radius, BLACK, t)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bar_x;
+
+    #[test]
+    fn bars_tile_the_group_symmetrically() {
+        let (first, w) = bar_x(2, 0, 4);
+        let (last, _) = bar_x(2, 3, 4);
+        assert!((w - 0.2).abs() < 1e-12);
+        assert!((first - (2.0 - 0.3)).abs() < 1e-12 && (last - (2.0 + 0.3)).abs() < 1e-12);
+    }
+}
