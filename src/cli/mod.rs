@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 
 mod anchors;
+mod bench;
 mod data;
 mod info;
 mod train;
@@ -27,6 +28,9 @@ enum Command {
     Train(train::TrainArgs),
     /// Anchor statistics of a trained tokenizer on two languages' corpora: shared token types and their share.
     Anchors(anchors::AnchorsArgs),
+    /// Benchmarks: `bench train` (training tokens/s of crossling vs PyTorch eager, FLOP/s vs a measured peak).
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
     /// Print the crossling version, the linked libtorch and the devices it sees.
     Info,
 }
@@ -38,6 +42,7 @@ impl Cli {
             Command::Data(cmd) => data::run(cmd),
             Command::Train(args) => train::run(args),
             Command::Anchors(args) => anchors::run(args),
+            Command::Bench(cmd) => bench::run(cmd),
             Command::Info => info::run(),
         }
     }
