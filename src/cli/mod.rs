@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 
 mod analyse;
 mod anchors;
+mod bench;
 mod bench_analysis;
 mod data;
 mod info;
@@ -32,7 +33,7 @@ enum Command {
     /// Representation analysis: CKA, Procrustes alignment, word and sentence retrieval.
     #[command(subcommand)]
     Analyse(analyse::AnalyseCommand),
-    /// Benchmarks (print measured times; not tests).
+    /// Benchmarks that print measured ratios against a reference run (train, cka, csls); not tests.
     #[command(subcommand)]
     Bench(BenchCommand),
     /// Print the crossling version, the linked libtorch and the devices it sees.
@@ -42,6 +43,8 @@ enum Command {
 /// Benchmark groups; each lives in its own file.
 #[derive(Subcommand)]
 enum BenchCommand {
+    #[command(flatten)]
+    Train(bench::BenchCommand),
     #[command(flatten)]
     Analysis(bench_analysis::BenchAnalysisCommand),
 }
@@ -54,6 +57,7 @@ impl Cli {
             Command::Train(args) => train::run(args),
             Command::Anchors(args) => anchors::run(args),
             Command::Analyse(cmd) => analyse::run(cmd),
+            Command::Bench(BenchCommand::Train(cmd)) => bench::run(cmd),
             Command::Bench(BenchCommand::Analysis(cmd)) => bench_analysis::run(cmd),
             Command::Info => info::run(),
         }

@@ -7,18 +7,24 @@
 //!   ordinary tensors, so a checkpoint can hold them and resume is exact.
 //! - [`checkpoint`]: the checkpoint directory (`model.safetensors`, `optimizer.safetensors`, `config.json`,
 //!   `trainer_state.json`), atomic writes and verified loads.
+//! - [`bench`]: timed training steps on random batches, training FLOPs per step, a measured matmul peak.
+//! - [`step`]: [`TrainStep`] (forward + MLM loss + backward + clip + Adam), [`Compute`] and [`Precision`]
+//!   (device, bf16 autocast on CUDA); used by the trainer and by `crossling bench train`.
 //! - [`trainer`]: [`TrainConfig`], [`TokenInfo`], [`train`], [`TrainSummary`].
 //! - [`extra_anchors`]: dictionary code-switching of a run's training text (Table 1 "Extra anchors").
 //! - [`presets`]: the Table 1 ablations for a language pair at a scale (`smoke`, `cpu`, `paper`).
 //! - [`run`]: one run from one TOML file — corpora, tokenizer, streams, training ([`run::run_pretraining`]).
+pub mod bench;
 pub mod checkpoint;
 pub mod extra_anchors;
 pub mod presets;
 pub mod run;
 pub mod schedule;
+pub mod step;
 pub mod trainer;
 pub mod zoo;
 
 pub use checkpoint::{TrainerState, FORMAT_VERSION};
 pub use schedule::{Adam, Schedule};
+pub use step::{Compute, Precision, StepOutput, TrainStep};
 pub use trainer::{torch_rng_lock, train, TokenInfo, TrainConfig, TrainSummary};

@@ -85,14 +85,17 @@ impl Adam {
     }
 
     /// Scale all gradients so that their global L2 norm is at most `max_norm`; returns the norm before clipping.
+    ///
+    /// Each gradient's norm is a libtorch reduction in its own kind (f32), the global norm combines them in f64
+    /// (as `torch.nn.utils.clip_grad_norm_` does, without copying gradients to f64); one device read-back.
     pub fn clip_grad_norm(&self, max_norm: f64) -> f64 {
         tch::no_grad(|| {
             let grads: Vec<Tensor> = self.params.iter().map(|(_, p)| p.grad()).filter(|g| g.defined()).collect();
-            let total: f64 = grads
-                .iter()
-                .map(|g| g.to_kind(Kind::Double).square().sum(Kind::Double).double_value(&[]))
-                .sum::<f64>()
-                .sqrt();
+            if grads.is_empty() {
+                return 0.0;
+            }
+            let norms: Vec<Tensor> = grads.iter().map(|g| g.norm().to_kind(Kind::Double)).collect();
+            let total = Tensor::stack(&norms, 0).square().sum(Kind::Double).sqrt().double_value(&[]);
             let coef = max_norm / (total + 1e-6);
             if coef < 1.0 {
                 for g in &grads {
@@ -105,28 +108,33 @@ impl Adam {
     }
 
     /// One Adam update with learning rate `lr`; parameters without a gradient are skipped.
+    ///
+    /// In place, as PyTorch's single-tensor Adam: `m.lerp_(g, 1 − β₁)`, `v.lerp_(g², 1 − β₂)`, then
+    /// `θ += m / d` with `d = −(sqrt(v) / sqrt(1 − β₂ᵗ) + ε) · (1 − β₁ᵗ) / lr` (one temporary besides `g²`).
     pub fn step(&mut self, lr: f64) {
         self.step += 1;
         let t = self.step as i32;
         let bc1 = 1.0 - self.beta1.powi(t);
         let bc2_sqrt = (1.0 - self.beta2.powi(t)).sqrt();
         let (b1, b2, eps) = (self.beta1, self.beta2, self.eps);
+        let step_size = lr / bc1;
         tch::no_grad(|| {
             for (i, (_, p)) in self.params.iter().enumerate() {
                 let g = p.grad();
                 if !g.defined() {
                     continue;
                 }
-                let m = &mut self.exp_avg[i];
-                let _ = m.g_mul_scalar_(b1);
-                let _ = m.g_add_(&(&g * (1.0 - b1)));
-                let v = &mut self.exp_avg_sq[i];
-                let _ = v.g_mul_scalar_(b2);
-                let _ = v.g_add_(&(&g * &g * (1.0 - b2)));
-                let denom = self.exp_avg_sq[i].sqrt() / bc2_sqrt + eps;
-                let update = &self.exp_avg[i] / denom * (lr / bc1);
+                let _ = self.exp_avg[i].lerp_(&g, 1.0 - b1);
+                let _ = self.exp_avg_sq[i].lerp_(&g.square(), 1.0 - b2);
+                if step_size == 0.0 {
+                    continue; // lr = 0: moments move, parameters do not
+                }
+                // d = −(sqrt(v) / bc2_sqrt + eps) / step_size
+                let mut denom = self.exp_avg_sq[i].sqrt();
+                let _ = denom.g_mul_scalar_(-1.0 / (bc2_sqrt * step_size));
+                let _ = denom.g_add_scalar_(-eps / step_size);
                 let mut p = p.shallow_clone();
-                let _ = p.g_sub_(&update);
+                let _ = p.addcdiv_(&self.exp_avg[i], &denom);
             }
         });
     }

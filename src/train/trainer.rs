@@ -6,7 +6,8 @@
 //! 2. take that language's next batch of `seq_len`-token stream segments ([`StreamBatcher`]);
 //! 3. apply BERT masking (15%, 80/10/10; [`mask_batch`]);
 //! 4. cross-entropy on the selected positions (dropout on), backward, clip the global gradient norm to
-//!    `clip_norm`, and one [`Adam`] update with `lr(t)` from the warm-up + inverse square-root [`Schedule`].
+//!    `clip_norm`, and one [`Adam`] update with `lr(t)` from the warm-up + inverse square-root [`Schedule`]
+//!    (one [`TrainStep`], on `device` in `precision` — bf16 autocast on CUDA by default, fp32 on the CPU).
 //!
 //! Validation perplexity of a language is `exp(Σ_b n_b·L_b / Σ_b n_b)` — the exponential of the mean masked-token
 //! cross-entropy over `eval_batches` masked batches (`L_b` the batch's mean loss, `n_b` its number of selected
@@ -29,7 +30,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use tch::{nn::VarStore, Device};
+use tch::nn::VarStore;
 
 use crate::error::{Error, Result};
 use crate::model::{MlmModel, ModelConfig};
@@ -40,6 +41,7 @@ use crate::text::stream::{StreamBatcher, TokenStream};
 use crate::text::tokenize::{CrossTokenizer, Special, SPECIAL_TOKENS};
 use crate::train::checkpoint::{self, TrainerState, FORMAT_VERSION};
 use crate::train::schedule::{Adam, Schedule};
+use crate::train::step::{eval_loss, Compute, Precision, TrainStep};
 
 /// Everything that determines a pre-training run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,6 +71,10 @@ pub struct TrainConfig {
     pub checkpoint_every: u64,
     /// Language whose validation perplexity selects `best/`.
     pub select_lang: String,
+    /// `auto` (CUDA when available, else the CPU), `cpu`, `cuda` or `cuda:N`.
+    pub device: String,
+    /// `auto` (bf16 autocast on CUDA, fp32 on the CPU), `fp32` or `bf16` (CUDA only); see [`crate::train::step`].
+    pub precision: Precision,
 }
 
 impl Default for TrainConfig {
@@ -88,6 +94,8 @@ impl Default for TrainConfig {
             eval_batches: 20,
             checkpoint_every: 5_000,
             select_lang: "en".into(),
+            device: "auto".into(),
+            precision: Precision::Auto,
         }
     }
 }
@@ -98,9 +106,15 @@ impl TrainConfig {
         Schedule { peak_lr: self.peak_lr, warmup_steps: self.warmup_steps }
     }
 
-    /// Checks the fields the trainer relies on.
+    /// The resolved device and precision (errors for an unknown or absent device, or bf16 on the CPU).
+    pub fn compute(&self) -> Result<Compute> {
+        Compute::resolve(&self.device, self.precision).map_err(|e| Error::Invalid(format!("train config: {e}")))
+    }
+
+    /// Checks the fields the trainer relies on (including that the device exists).
     pub fn validate(&self) -> Result<()> {
         self.model.validate()?;
+        self.compute()?;
         self.masking.validate()?;
         if self.seq_len > self.model.max_positions {
             return Err(Error::Invalid(format!(
@@ -183,16 +197,14 @@ fn lang_index(lang: &str) -> u64 {
 ///
 /// # Shapes
 /// Each batch's tensors are `[batch, seq]`.
-fn perplexity(model: &MlmModel, batches: &[MaskedBatch], lang: &str, device: Device) -> Result<f64> {
+fn perplexity(model: &MlmModel, batches: &[MaskedBatch], lang: &str, compute: &Compute) -> Result<f64> {
     let (mut total, mut count) = (0.0f64, 0usize);
     for b in batches {
         let n = b.num_selected();
         if n == 0 {
             continue;
         }
-        let (x, y) = b.to_tensors();
-        let loss = tch::no_grad(|| model.mlm_loss(&x.to_device(device), None, &y.to_device(device), lang, false))?;
-        total += loss.double_value(&[]) * n as f64;
+        total += eval_loss(model, b, lang, compute)? * n as f64;
         count += n;
     }
     if count == 0 {
@@ -209,7 +221,8 @@ fn append_jsonl(path: &Path, value: &serde_json::Value) -> Result<()> {
 /// Pre-train (or, with `resume`, continue from `out_dir/last/`) an MLM; see the module docs.
 ///
 /// `train_streams` and `valid_streams` hold one stream per language (the same languages); the model is
-/// built from `cfg.model` on CUDA when available, else on the CPU.
+/// built from `cfg.model` on `cfg.device` (`auto`: CUDA when available, else the CPU) and each step is a
+/// [`TrainStep`] in `cfg.precision`.
 pub fn train(
     cfg: &TrainConfig,
     train_streams: Vec<TokenStream>,
@@ -220,7 +233,8 @@ pub fn train(
 ) -> Result<TrainSummary> {
     cfg.validate()?;
     let _rng_guard = torch_rng_lock();
-    let device = Device::cuda_if_available();
+    let compute = cfg.compute()?;
+    let device = compute.device;
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
     let counts: Vec<(String, u64)> = train_streams.iter().map(|s| (s.lang.clone(), s.ids.len() as u64)).collect();
     let probs = sampling_probs(&counts, cfg.alpha)?;
@@ -259,6 +273,7 @@ pub fn train(
     let model = MlmModel::new(&vs.root(), &cfg.model)?;
     let mut adam = Adam::new(&vs);
     let schedule = cfg.schedule();
+    let step = TrainStep { compute, clip_norm: cfg.clip_norm };
     let rng_seeds: BTreeMap<String, u64> = [("sampler", SAMPLER), ("masking", MASKING), ("dropout", DROPOUT)]
         .into_iter()
         .map(|(name, purpose)| (name.to_string(), mix(cfg.seed, purpose, 0)))
@@ -320,15 +335,9 @@ pub fn train(
         let batch = batcher.next_batch();
         let mut rng = SplitMix64::new(mix(cfg.seed, MASKING, t));
         let masked = mask_batch(&batch, &cfg.masking, tok_info.mask_id, pool(&lang)?, &tok_info.special_ids, &mut rng);
-        let (x, y) = masked.to_tensors();
         tch::manual_seed(mix(cfg.seed, DROPOUT, t) as i64);
-        let loss = model.mlm_loss(&x.to_device(device), None, &y.to_device(device), &lang, true)?;
-        adam.zero_grad();
-        loss.backward();
-        adam.clip_grad_norm(cfg.clip_norm);
         let lr = schedule.lr_at(t);
-        adam.step(lr);
-        let loss_v = loss.double_value(&[]);
+        let loss_v = step.run(&model, &mut adam, &masked, &lang, lr)?.loss;
         if !loss_v.is_finite() {
             return Err(Error::Invalid(format!("train: loss became {loss_v} at step {t} ({lang})")));
         }
@@ -341,7 +350,7 @@ pub fn train(
         if eval_now {
             let mut ppl = BTreeMap::new();
             for (l, batches) in &valid {
-                ppl.insert(l.clone(), perplexity(&model, batches, l, device)?);
+                ppl.insert(l.clone(), perplexity(&model, batches, l, &compute)?);
             }
             let sel = ppl[&cfg.select_lang];
             if state.best_valid_ppl.is_none_or(|b| sel < b) {
@@ -502,5 +511,13 @@ pub(crate) mod tests {
         assert_eq!((c.seq_len, c.alpha, c.select_lang.as_str()), (128, 0.7, "en"));
         let bad = TrainConfig { seq_len: 1024, ..TrainConfig::default() };
         assert!(bad.validate().is_err());
+        assert_eq!((c.device.as_str(), c.precision), ("auto", Precision::Auto));
+        let c: TrainConfig = serde_json::from_str(r#"{"device": "cpu", "precision": "fp32"}"#).unwrap();
+        assert_eq!(c.compute().unwrap(), Compute::cpu());
+        assert!(serde_json::from_str::<TrainConfig>(r#"{"precision": "fp16"}"#).is_err());
+        let bf16_cpu = TrainConfig { device: "cpu".into(), precision: Precision::Bf16, ..TrainConfig::default() };
+        assert!(bf16_cpu.validate().unwrap_err().to_string().contains("needs a CUDA device"));
+        let bad_dev = TrainConfig { device: "tpu".into(), ..TrainConfig::default() };
+        assert!(bad_dev.validate().unwrap_err().to_string().contains("unknown device"));
     }
 }

@@ -1,0 +1,286 @@
+//! `crossling bench train`: training throughput of crossling's real training step ([`crossling::train::TrainStep`])
+//! against the same model in PyTorch eager (`tests/reference/bench_train.py`, Hugging Face `BertForMaskedLM`),
+//! run in the same command with the same shape, batch, threads and masking rate, on random token batches.
+//!
+//! Shapes: `cpu` (the `cpu` preset: 4 layers × 256 wide × 4 heads; vocab 16,000 and 32 × 128 tokens per step as
+//! the `cpu` runs use) and `paper` (8 layers × 768 × 12 heads, vocab 32,000, 256-token streams; a short run of
+//! 4 × 256 tokens per step so that it finishes in minutes on 2 cores). Reports tokens/s of both, the ratio
+//! crossling / PyTorch, and model FLOP/s (formula in [`crossling::train::bench`]) against a matmul peak measured
+//! in the same command; on CUDA also the bf16-autocast runs and their MFU against the measured bf16 matmul peak.
+//! tokens/s is over all timed steps; "best step" is `batch · seq` over the fastest timed step, the estimate least
+//! disturbed by other work on a shared machine.
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use crossling::model::ModelConfig;
+use crossling::train::bench::{matmul_peak, time_train_steps, train_flops_per_step};
+use crossling::train::{Compute, Precision};
+use serde_json::{json, Value};
+use tch::{Device, Kind};
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Training tokens/s of crossling vs PyTorch eager (same model, batch, threads), FLOP/s vs a measured peak.
+    Train(TrainBenchArgs),
+}
+
+#[derive(Args)]
+pub struct TrainBenchArgs {
+    /// cpu, paper or both.
+    #[arg(long, default_value = "both")]
+    shape: String,
+    /// Timed steps (default: 10 for cpu, 5 for paper).
+    #[arg(long)]
+    steps: Option<usize>,
+    /// Untimed warm-up steps before them (default: 2 for cpu, 1 for paper).
+    #[arg(long)]
+    warmup: Option<usize>,
+    /// Sequences per batch (default: 32 for cpu, 4 for paper).
+    #[arg(long)]
+    batch: Option<usize>,
+    /// Tokens per sequence (default: 128 for cpu, 256 for paper).
+    #[arg(long)]
+    seq: Option<usize>,
+    /// Vocabulary size (default: 16000 for cpu, 32000 for paper).
+    #[arg(long)]
+    vocab: Option<usize>,
+    /// Intra-op threads of both runs (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// auto, cpu, cuda or cuda:N.
+    #[arg(long, default_value = "auto")]
+    device: String,
+    /// Python with torch and transformers (default: the project's .venv/bin/python).
+    #[arg(long)]
+    python: Option<PathBuf>,
+    /// Skip the PyTorch reference.
+    #[arg(long)]
+    no_reference: bool,
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(cmd: BenchCommand) -> Result<()> {
+    match cmd {
+        BenchCommand::Train(args) => train(args),
+    }
+}
+
+struct Shape {
+    name: &'static str,
+    model: ModelConfig,
+    batch: usize,
+    seq: usize,
+    steps: usize,
+    warmup: usize,
+}
+
+fn shapes(a: &TrainBenchArgs) -> Result<Vec<Shape>> {
+    let names: &[&'static str] = match a.shape.as_str() {
+        "cpu" => &["cpu"],
+        "paper" => &["paper"],
+        "both" => &["cpu", "paper"],
+        other => bail!("unknown --shape '{other}': expected cpu, paper or both"),
+    };
+    names
+        .iter()
+        .map(|&name| {
+            let cpu = name == "cpu";
+            let vocab = a.vocab.unwrap_or(if cpu { 16_000 } else { 32_000 });
+            let model = ModelConfig::preset(name, vocab, Vec::<String>::new())?;
+            let seq = a.seq.unwrap_or(if cpu { 128 } else { 256 });
+            if seq > model.max_positions {
+                bail!("--seq {seq} exceeds the model's {} positions", model.max_positions);
+            }
+            Ok(Shape {
+                name,
+                model,
+                batch: a.batch.unwrap_or(if cpu { 32 } else { 4 }),
+                seq,
+                steps: a.steps.unwrap_or(if cpu { 10 } else { 5 }),
+                warmup: a.warmup.unwrap_or(if cpu { 2 } else { 1 }),
+            })
+        })
+        .collect()
+}
+
+fn device_arg(d: Device) -> String {
+    match d {
+        Device::Cuda(i) => format!("cuda:{i}"),
+        _ => "cpu".into(),
+    }
+}
+
+/// Runs `tests/reference/bench_train.py` and parses its JSON line.
+fn pytorch(a: &TrainBenchArgs, s: &Shape, threads: usize, device: Device, bf16: bool) -> Result<Value> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let python = a.python.clone().unwrap_or_else(|| root.join(".venv/bin/python"));
+    let script = root.join("tests/reference/bench_train.py");
+    let m = &s.model;
+    let mut cmd = Command::new(&python);
+    cmd.arg(&script);
+    for (flag, v) in [
+        ("--layers", m.layers),
+        ("--hidden", m.hidden),
+        ("--heads", m.heads),
+        ("--ffn", m.ffn_dim()),
+        ("--vocab", m.vocab_size),
+        ("--max-positions", m.max_positions),
+        ("--seq", s.seq),
+        ("--batch", s.batch),
+        ("--steps", s.steps),
+        ("--warmup", s.warmup),
+        ("--threads", threads),
+    ] {
+        cmd.arg(flag).arg(v.to_string());
+    }
+    cmd.args(["--seed", &a.seed.to_string(), "--device", &device_arg(device)]);
+    cmd.args(["--dropout", &m.dropout.to_string(), "--mask-prob", "0.15"]);
+    if bf16 {
+        cmd.arg("--bf16");
+    }
+    let out = cmd.output().with_context(|| format!("running {} {}", python.display(), script.display()))?;
+    if !out.status.success() {
+        bail!("{} failed ({}):\n{}", script.display(), out.status, String::from_utf8_lossy(&out.stderr));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
+    serde_json::from_str(line).with_context(|| format!("{} printed no JSON: {stdout}", script.display()))
+}
+
+/// The smallest entry (the least disturbed step on a shared machine); +∞ when empty.
+fn min(xs: &[f64]) -> f64 {
+    xs.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+fn train(a: TrainBenchArgs) -> Result<()> {
+    let shapes = shapes(&a)?;
+    let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    tch::set_num_threads(threads as i32);
+    let device = crossling::train::step::resolve_device(&a.device)?;
+    let cuda = device.is_cuda();
+    let (n, reps) = if cuda { (8192, 10) } else { (2048, 3) };
+    if !a.json {
+        eprintln!("measuring the matmul peak ({n} × {n}) …");
+    }
+    let peak_fp32 = matmul_peak(device, Kind::Float, n, reps);
+    let peak_bf16 = cuda.then(|| matmul_peak(device, Kind::BFloat16, n, reps));
+    let precisions: Vec<Precision> = if cuda { vec![Precision::Fp32, Precision::Bf16] } else { vec![Precision::Fp32] };
+    let mut results = Vec::new();
+    for s in &shapes {
+        let flops = train_flops_per_step(&s.model, s.batch, s.seq);
+        let tokens_per_step = (s.batch * s.seq) as f64;
+        let mut runs = Vec::new();
+        for &p in &precisions {
+            let compute = Compute::on(device, p)?;
+            let bf16 = compute.bf16;
+            let peak = if bf16 { peak_bf16.unwrap_or(peak_fp32) } else { peak_fp32 };
+            if !a.json {
+                eprintln!("{}: crossling {} …", s.name, compute.describe());
+            }
+            let ours = time_train_steps(&s.model, s.batch, s.seq, s.warmup, s.steps, compute, a.seed)?;
+            let ours_fps = ours.tokens_per_s / tokens_per_step * flops;
+            let ours_best = tokens_per_step / min(&ours.step_seconds);
+            let mut run = json!({
+                "precision": if bf16 { "bf16" } else { "fp32" },
+                "peak_flops_per_s": peak,
+                "crossling": {
+                    "tokens_per_s": ours.tokens_per_s,
+                    "best_step_tokens_per_s": ours_best,
+                    "flops_per_s": ours_fps,
+                    "fraction_of_peak": ours_fps / peak,
+                    "step_seconds": ours.step_seconds,
+                    "losses": ours.losses,
+                    "parameters": ours.parameters,
+                },
+            });
+            if !a.no_reference {
+                if !a.json {
+                    eprintln!("{}: pytorch {} …", s.name, compute.describe());
+                }
+                let mut theirs = pytorch(&a, s, threads, device, bf16)?;
+                let tps = theirs["tokens_per_s"].as_f64().context("reference JSON lacks tokens_per_s")?;
+                let fps = tps / tokens_per_step * flops;
+                let steps: Vec<f64> = theirs["step_seconds"]
+                    .as_array()
+                    .context("reference JSON lacks step_seconds")?
+                    .iter()
+                    .filter_map(Value::as_f64)
+                    .collect();
+                let best = tokens_per_step / min(&steps);
+                theirs["best_step_tokens_per_s"] = json!(best);
+                theirs["flops_per_s"] = json!(fps);
+                theirs["fraction_of_peak"] = json!(fps / peak);
+                run["pytorch"] = theirs;
+                run["ratio"] = json!(ours.tokens_per_s / tps);
+                run["ratio_best_step"] = json!(ours_best / best);
+            }
+            runs.push(run);
+        }
+        let m = &s.model;
+        results.push(json!({
+            "shape": s.name,
+            "layers": m.layers, "hidden": m.hidden, "heads": m.heads, "ffn": m.ffn_dim(), "vocab": m.vocab_size,
+            "batch": s.batch, "seq": s.seq, "warmup": s.warmup, "steps": s.steps,
+            "flops_per_step": flops,
+            "runs": runs,
+        }));
+    }
+    let report = json!({
+        "device": device_arg(device),
+        "threads": threads,
+        "peak_fp32_flops_per_s": peak_fp32,
+        "peak_bf16_flops_per_s": peak_bf16,
+        "shapes": results,
+    });
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_text(&report);
+    }
+    Ok(())
+}
+
+fn print_text(r: &Value) {
+    let g = |v: &Value| v.as_f64().unwrap_or(f64::NAN) / 1e9;
+    println!(
+        "device {}, {} threads; matmul peak fp32 {:.1} GFLOP/s",
+        r["device"].as_str().unwrap_or("?"),
+        r["threads"],
+        g(&r["peak_fp32_flops_per_s"])
+    );
+    if !r["peak_bf16_flops_per_s"].is_null() {
+        println!("matmul peak bf16 {:.1} GFLOP/s", g(&r["peak_bf16_flops_per_s"]));
+    }
+    for s in r["shapes"].as_array().into_iter().flatten() {
+        println!(
+            "\n{}: {} layers × {} wide × {} heads, vocab {}, {} × {} tokens per step, {} warm-up + {} timed steps; {:.1} GFLOP per step",
+            s["shape"].as_str().unwrap_or("?"), s["layers"], s["hidden"], s["heads"], s["vocab"], s["batch"], s["seq"],
+            s["warmup"], s["steps"], g(&s["flops_per_step"])
+        );
+        for run in s["runs"].as_array().into_iter().flatten() {
+            let p = run["precision"].as_str().unwrap_or("?");
+            for who in ["crossling", "pytorch"] {
+                let x = &run[who];
+                if x.is_null() {
+                    continue;
+                }
+                println!(
+                    "  {who:<9} {p}: {:>9.0} tokens/s (best step {:>7.0})  {:>7.1} GFLOP/s  {:>5.1} % of peak",
+                    x["tokens_per_s"].as_f64().unwrap_or(f64::NAN),
+                    x["best_step_tokens_per_s"].as_f64().unwrap_or(f64::NAN),
+                    g(&x["flops_per_s"]),
+                    100.0 * x["fraction_of_peak"].as_f64().unwrap_or(f64::NAN)
+                );
+            }
+            if let (Some(ratio), Some(best)) = (run["ratio"].as_f64(), run["ratio_best_step"].as_f64()) {
+                println!("  ratio crossling / pytorch ({p}): {ratio:.3} (best steps: {best:.3})");
+            }
+        }
+    }
+}
