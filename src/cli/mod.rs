@@ -4,6 +4,8 @@ use clap::{Parser, Subcommand};
 
 mod anchors;
 mod data;
+mod export;
+mod features;
 mod info;
 mod train;
 
@@ -27,6 +29,10 @@ enum Command {
     Train(train::TrainArgs),
     /// Anchor statistics of a trained tokenizer on two languages' corpora: shared token types and their share.
     Anchors(anchors::AnchorsArgs),
+    /// Every layer's hidden states for each line of a text file, ragged, in one safetensors file.
+    Features(features::FeaturesArgs),
+    /// Export a model (or one language's view) as a Hugging Face BertForMaskedLM folder with its tokenizer.
+    Export(export::ExportArgs),
     /// Print the crossling version, the linked libtorch and the devices it sees.
     Info,
 }
@@ -38,6 +44,8 @@ impl Cli {
             Command::Data(cmd) => data::run(cmd),
             Command::Train(args) => train::run(args),
             Command::Anchors(args) => anchors::run(args),
+            Command::Features(args) => features::run(args),
+            Command::Export(args) => export::run(args),
             Command::Info => info::run(),
         }
     }
