@@ -36,7 +36,7 @@ pub struct SpecialIds {
 /// A Hugging Face tokenizer with its special ids.
 #[derive(Debug, Clone)]
 pub struct HfTokenizer {
-    pub tokenizer: tokenizers::Tokenizer,
+    pub tokenizer: Box<tokenizers::Tokenizer>,
     pub specials: SpecialIds,
 }
 
@@ -85,7 +85,7 @@ impl ModelTokenizer {
             sep: find("SEP", &names.sep)?,
             mask: find("mask", &names.mask)?,
         };
-        Ok(ModelTokenizer::HuggingFace(HfTokenizer { tokenizer, specials }))
+        Ok(ModelTokenizer::HuggingFace(HfTokenizer { tokenizer: Box::new(tokenizer), specials }))
     }
 
     /// Loads the tokenizer of a crossling run (`dir` holds `crossling-tokenizer.json`).
@@ -470,7 +470,7 @@ mod tests {
     #[test]
     fn missing_special_token_is_an_error() {
         let tok = match wordpiece() {
-            ModelTokenizer::HuggingFace(h) => h.tokenizer,
+            ModelTokenizer::HuggingFace(h) => *h.tokenizer,
             _ => unreachable!(),
         };
         let names = SpecialNames { mask: "<mask>".into(), ..SpecialNames::default() };
