@@ -179,3 +179,59 @@ fn open_checkpoint(dir: &Path, device: Device) -> Result<LoadedModel> {
         notes: Vec::new(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::tokenize::{AnchorScheme, TokenizerSpec};
+
+    /// A run folder `run/` with `tokenizer/` and a checkpoint in `run/{sub}`.
+    fn run_folder(root: &Path, sub: &str) -> PathBuf {
+        let files = crate::text::tokenize::tests::write_corpora(root, 50);
+        let tok = CrossTokenizer::train(&TokenizerSpec::new(AnchorScheme::Joint, 60), &files).unwrap();
+        let run = root.join("run");
+        tok.save(&run.join("tokenizer")).unwrap();
+        let cfg = ModelConfig { vocab_size: tok.vocab_size(), hidden: 8, layers: 1, heads: 2, ..Default::default() };
+        let vs = VarStore::new(Device::Cpu);
+        MlmModel::new(&vs.root(), &cfg).unwrap();
+        let ck = run.join(sub);
+        std::fs::create_dir_all(&ck).unwrap();
+        vs.save(ck.join(MODEL_FILE)).unwrap();
+        cfg.save_json(ck.join(CONFIG_FILE)).unwrap();
+        run
+    }
+
+    #[test]
+    fn opens_runs_and_checkpoints_with_the_run_tokenizer() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = run_folder(dir.path(), "last");
+        let m = LoadedModel::open(&run, Device::Cpu).unwrap();
+        assert_eq!(m.source.kind, ModelKind::Crossling);
+        assert!(m.source.path.ends_with("last"), "{}", m.source.path.display());
+        assert_eq!(m.source.weights_sha256, sha256_file(&run.join("last").join(MODEL_FILE)).unwrap());
+        assert!(matches!(m.tokenizer, ModelTokenizer::Crossling { .. }));
+        let e = m.tokenizer.encode_words("the cat", "en").unwrap().tokenized;
+        let hs = m.hidden_states(&Tensor::from_slice(&e.ids).view([1, -1]), None, "en").unwrap();
+        assert_eq!(hs.hidden_states.len(), 2);
+        assert!(!hs.last().requires_grad());
+        // best/ wins over last/ once it exists.
+        std::fs::create_dir_all(run.join("best")).unwrap();
+        for f in [MODEL_FILE, CONFIG_FILE] {
+            std::fs::copy(run.join("last").join(f), run.join("best").join(f)).unwrap();
+        }
+        assert!(LoadedModel::open(&run, Device::Cpu).unwrap().source.path.ends_with("best"));
+    }
+
+    #[test]
+    fn refusals_name_the_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = LoadedModel::open(&dir.path().join("nope"), Device::Cpu).unwrap_err().to_string();
+        assert!(e.contains("does not exist"), "{e}");
+        let e = LoadedModel::open(dir.path(), Device::Cpu).unwrap_err().to_string();
+        assert!(e.contains("is not a model folder"), "{e}");
+        let run = run_folder(dir.path(), "last");
+        std::fs::remove_dir_all(run.join("tokenizer")).unwrap();
+        let e = LoadedModel::open(&run, Device::Cpu).unwrap_err().to_string();
+        assert!(e.contains("no crossling tokenizer"), "{e}");
+    }
+}
