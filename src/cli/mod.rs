@@ -7,6 +7,8 @@ mod anchors;
 mod bench;
 mod bench_analysis;
 mod data;
+mod export;
+mod features;
 mod info;
 mod train;
 
@@ -36,6 +38,10 @@ enum Command {
     /// Benchmarks that print measured ratios against a reference run (train, cka, csls); not tests.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Every layer's hidden states for each line of a text file, ragged, in one safetensors file.
+    Features(features::FeaturesArgs),
+    /// Export a model (or one language's view) as a Hugging Face BertForMaskedLM folder with its tokenizer.
+    Export(export::ExportArgs),
     /// Print the crossling version, the linked libtorch and the devices it sees.
     Info,
 }
@@ -59,6 +65,8 @@ impl Cli {
             Command::Analyse(cmd) => analyse::run(cmd),
             Command::Bench(BenchCommand::Train(cmd)) => bench::run(cmd),
             Command::Bench(BenchCommand::Analysis(cmd)) => bench_analysis::run(cmd),
+            Command::Features(args) => features::run(args),
+            Command::Export(args) => export::run(args),
             Command::Info => info::run(),
         }
     }

@@ -58,6 +58,15 @@ pub struct ModelConfig {
     pub sharing: SharingPlan,
     /// Tie the output softmax to the word embeddings (as BERT does).
     pub tie_output: bool,
+    /// Rows of `token_type_embeddings` (Hugging Face BERT's segment embeddings); 0 = absent (crossling's own
+    /// models). When positive, row 0 is added at every position, as HF BERT does with `token_type_ids = None`.
+    /// Omitted from the JSON when 0, so configs written before this field existed read and write unchanged.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub type_vocab_size: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Default for ModelConfig {
@@ -75,6 +84,7 @@ impl Default for ModelConfig {
             languages: Vec::new(),
             sharing: SharingPlan::default(),
             tie_output: true,
+            type_vocab_size: 0,
         }
     }
 }
@@ -255,6 +265,11 @@ mod tests {
         c.ffn = Some(100);
         let back = ModelConfig::from_json(&c.to_json().unwrap()).unwrap();
         assert_eq!(back, c);
+        assert!(!c.to_json().unwrap().contains("type_vocab_size"), "absent token types are not written");
+        c.type_vocab_size = 2;
+        let back = ModelConfig::from_json(&c.to_json().unwrap()).unwrap();
+        assert_eq!(back.type_vocab_size, 2);
+        c.type_vocab_size = 0;
         let partial = ModelConfig::from_json(r#"{"vocab_size": 10, "hidden": 8, "heads": 2}"#).unwrap();
         assert_eq!(partial.layers, 8);
         let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,10 @@
 //! Input embeddings of BERT (Devlin et al. 2019): learned token + learned position embeddings, LayerNorm,
 //! dropout. With the *Sep Emb* ablation of Wu et al. (2020, §4) each language has its own word embeddings at
 //! `embeddings.lang.{lang}.word_embeddings.weight`; positions and the LayerNorm stay shared.
+//!
+//! Models imported from Hugging Face also own `token_type_embeddings` (`type_vocab_size > 0`); every position
+//! then gets its row 0 added, which is what HF BERT computes when it is called without `token_type_ids`:
+//! `x = LayerNorm(W_word[id] + W_pos[t] + W_type[0])`.
 use tch::{nn, nn::Module, Tensor};
 
 use super::config::ModelConfig;
@@ -14,6 +18,8 @@ pub struct Embeddings {
     pub word: PerLanguage<nn::Embedding>,
     /// `position_embeddings`, `[max_positions, hidden]`.
     pub position: nn::Embedding,
+    /// `token_type_embeddings`, `[type_vocab_size, hidden]`, when the config has `type_vocab_size > 0`.
+    pub token_type: Option<nn::Embedding>,
     /// `LayerNorm`.
     pub layer_norm: nn::LayerNorm,
     dropout: f64,
@@ -29,8 +35,17 @@ impl Embeddings {
             Ok(nn::embedding(q / "word_embeddings", v, d, ecfg))
         })?;
         let position = nn::embedding(p / "position_embeddings", cfg.max_positions as i64, d, ecfg);
+        let token_type = (cfg.type_vocab_size > 0)
+            .then(|| nn::embedding(p / "token_type_embeddings", cfg.type_vocab_size as i64, d, ecfg));
         let layer_norm = layer_norm(&(p / "LayerNorm"), cfg.hidden, cfg.layer_norm_eps);
-        Ok(Embeddings { word, position, layer_norm, dropout: cfg.dropout, max_positions: cfg.max_positions })
+        Ok(Embeddings {
+            word,
+            position,
+            token_type,
+            layer_norm,
+            dropout: cfg.dropout,
+            max_positions: cfg.max_positions,
+        })
     }
 
     /// The word-embedding matrix used for `lang` (also the tied output softmax).
@@ -66,7 +81,10 @@ impl Embeddings {
             }
         }
         let positions = Tensor::arange(seq, (tch::Kind::Int64, input_ids.device())).unsqueeze(0); // [1, seq]
-        let x = word.forward(input_ids) + self.position.forward(&positions); // [batch, seq, hidden]
+        let mut x = word.forward(input_ids) + self.position.forward(&positions); // [batch, seq, hidden]
+        if let Some(tt) = &self.token_type {
+            x += tt.ws.get(0); // [hidden], broadcast over batch and positions
+        }
         Ok(self.layer_norm.forward(&x).dropout(self.dropout, train))
     }
 }

@@ -12,18 +12,29 @@
 //! - [`sharing`]: [`PerLanguage`], shared-or-per-language groups.
 //! - [`embeddings`], [`attention`], [`layer`], [`encoder`]: the encoder, returning every layer's hidden states.
 //! - [`heads`]: the MLM head and [`MlmModel`] with its loss.
+//! - [`tokenizer`]: [`ModelTokenizer`], crossling or Hugging Face, with word-aligned encodings.
+//! - [`load`]: [`LoadedModel::open`] for checkpoints, runs and Hugging Face folders.
+//! - [`hf`]: Hugging Face BERT import and export; [`safetensors_file`]: safetensors writing with metadata.
+//! - [`dump`]: ragged every-layer hidden states of a text file (`crossling features`).
 pub mod attention;
 pub mod config;
+pub mod dump;
 pub mod embeddings;
 pub mod encoder;
 pub mod heads;
+pub mod hf;
 pub mod layer;
+pub mod load;
+pub mod safetensors_file;
 pub mod sharing;
+pub mod tokenizer;
 
 pub use config::{ModelConfig, SharingPlan, PRESETS};
 pub use encoder::{Encoder, EncoderOutput};
 pub use heads::{MlmHead, MlmModel, IGNORE_INDEX};
+pub use load::{LoadedModel, ModelKind, ModelSource};
 pub use sharing::PerLanguage;
+pub use tokenizer::{Encoded, ModelTokenizer, SpecialIds};
 
 #[cfg(test)]
 mod tests;

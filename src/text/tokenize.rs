@@ -328,6 +328,13 @@ impl CrossTokenizer {
         self.token_index.get(token).copied()
     }
 
+    /// The Hugging Face tokenizer that encodes `lang` and its local id → global id map (the identity for Joint):
+    /// `global = map[local]`. For exporting a language's view and for word-aligned encodings.
+    pub fn hf_view(&self, lang: &str) -> Result<(&Tokenizer, &[u32])> {
+        let k = self.tokenizer_index(lang)?;
+        Ok((&self.hf[k], &self.local_to_global[k]))
+    }
+
     /// Id of a special token (fixed: `[PAD]`=0 … `[MASK]`=4).
     pub fn special_id(&self, which: Special) -> u32 {
         which as u32

@@ -1,0 +1,204 @@
+//! Every layer's hidden states for each line of a text file, stored ragged (no padding) in one safetensors file
+//! — the raw material of the representation analyses (Wu, Conneau et al. 2020 §5; Liu et al. 2020 §3).
+//!
+//! Output tensors, for `n` lines with `T` tokens in all (`[CLS]` and `[SEP]` included) and a model of `L` layers
+//! and width `d`:
+//! * `hidden_states` `[L + 1, T, d]` f32 — layer 0 is the embedding output; line `i` occupies rows
+//!   `offsets[i] .. offsets[i + 1]`;
+//! * `input_ids` `[T]` i64, `offsets` `[n + 1]` i64, `word_of` `[T]` i64 (the line's word index of each token, -1
+//!   for specials).
+//!
+//! Metadata: `format`, `model`, `kind`, `weights_sha256`, `layers` (`L`), `hidden`, `lang`, `text_file`,
+//! `text_sha256`, `max_len`, `truncated_lines`.
+//!
+//! Lines are sorted by length and packed into batches of at most `batch_tokens` padded tokens; each batch's
+//! hidden states are written straight to their rows of the file, so memory holds one batch, never the corpus.
+//! The file is written under a temporary name and renamed when complete.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use tch::{Kind, Tensor};
+
+use super::load::LoadedModel;
+use super::safetensors_file::{Dtype, StreamWriter, TensorSpec};
+use crate::error::{Error, Result};
+use crate::features::Tokenized;
+use crate::train::checkpoint::sha256_file;
+
+/// Format tag written to the metadata.
+pub const FEATURES_FORMAT: &str = "crossling-features/1";
+
+/// How to run [`dump_hidden_states`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DumpOptions {
+    /// Upper bound on padded tokens per forward pass.
+    pub batch_tokens: usize,
+    /// Longest sequence allowed (specials included); the model's `max_positions` when `None` or larger.
+    pub max_len: Option<usize>,
+    /// Cut longer lines to `max_len` (keeping `[SEP]`) instead of refusing them.
+    pub truncate: bool,
+}
+
+/// What [`dump_hidden_states`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DumpSummary {
+    pub out: PathBuf,
+    pub lines: usize,
+    pub tokens: usize,
+    pub layers: usize,
+    pub hidden: usize,
+    pub truncated_lines: usize,
+}
+
+/// Encodes every line of `text_file` in `lang` and writes all hidden states to `out` (see the module docs).
+pub fn dump_hidden_states(
+    m: &LoadedModel,
+    text_file: &Path,
+    lang: &str,
+    opts: &DumpOptions,
+    out: &Path,
+) -> Result<DumpSummary> {
+    let text = std::fs::read_to_string(text_file).map_err(|e| Error::io(text_file, e))?;
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.is_empty() {
+        return Err(Error::format_file(text_file, "empty file: no lines to encode"));
+    }
+    let max_pos = m.config.max_positions;
+    let limit = opts.max_len.map_or(max_pos, |l| l.min(max_pos));
+    if limit < 2 {
+        return Err(Error::Invalid(format!("--max-len {limit} leaves no room for [CLS] and [SEP]")));
+    }
+    let sep = m.tokenizer.specials().sep as i64;
+    let mut seqs: Vec<Tokenized> = Vec::with_capacity(lines.len());
+    let mut truncated = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let mut t =
+            m.tokenizer.encode_words(line, lang).map_err(|e| Error::format(text_file, i + 1, e.to_string()))?.tokenized;
+        if t.ids.len() > limit {
+            if !opts.truncate {
+                return Err(Error::format(
+                    text_file,
+                    i + 1,
+                    format!(
+                        "{} tokens ([CLS] and [SEP] included) exceed the limit of {limit} (model max_positions {max_pos}); \
+                         shorten the line or pass --truncate",
+                        t.ids.len()
+                    ),
+                ));
+            }
+            t.ids.truncate(limit - 1);
+            t.word_of.truncate(limit - 1);
+            t.ids.push(sep);
+            t.word_of.push(None);
+            truncated += 1;
+        }
+        seqs.push(t);
+    }
+    let mut offsets = vec![0i64; seqs.len() + 1];
+    for (i, s) in seqs.iter().enumerate() {
+        offsets[i + 1] = offsets[i] + s.ids.len() as i64;
+    }
+    let total = offsets[seqs.len()] as usize;
+    let (layers, hidden) = (m.config.layers, m.config.hidden);
+    let specs = vec![
+        TensorSpec { name: "hidden_states".into(), dtype: Dtype::F32, shape: vec![layers + 1, total, hidden] },
+        TensorSpec { name: "input_ids".into(), dtype: Dtype::I64, shape: vec![total] },
+        TensorSpec { name: "offsets".into(), dtype: Dtype::I64, shape: vec![seqs.len() + 1] },
+        TensorSpec { name: "word_of".into(), dtype: Dtype::I64, shape: vec![total] },
+    ];
+    let meta: BTreeMap<String, String> = [
+        ("format", FEATURES_FORMAT.to_string()),
+        ("model", m.source.path.display().to_string()),
+        ("kind", m.source.kind.name().to_string()),
+        ("weights_sha256", m.source.weights_sha256.clone()),
+        ("layers", layers.to_string()),
+        ("hidden", hidden.to_string()),
+        ("lang", lang.to_string()),
+        ("text_file", text_file.display().to_string()),
+        ("text_sha256", sha256_file(text_file)?),
+        ("max_len", limit.to_string()),
+        ("truncated_lines", truncated.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let name = out.file_name().ok_or_else(|| Error::Invalid(format!("{} is not a file path", out.display())))?;
+    let tmp = out.with_file_name(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+    let result = write_all(m, lang, &seqs, &offsets, &specs, &meta, opts.batch_tokens, &tmp);
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    std::fs::rename(&tmp, out).map_err(|e| Error::io(out, e))?;
+    Ok(DumpSummary {
+        out: out.to_path_buf(),
+        lines: seqs.len(),
+        tokens: total,
+        layers,
+        hidden,
+        truncated_lines: truncated,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_all(
+    m: &LoadedModel,
+    lang: &str,
+    seqs: &[Tokenized],
+    offsets: &[i64],
+    specs: &[TensorSpec],
+    meta: &BTreeMap<String, String>,
+    batch_tokens: usize,
+    path: &Path,
+) -> Result<()> {
+    let total = *offsets.last().unwrap_or(&0) as u64;
+    let hidden = m.config.hidden;
+    let mut w = StreamWriter::create(path, specs, meta)?;
+    let ids: Vec<i64> = seqs.iter().flat_map(|s| s.ids.iter().copied()).collect();
+    let word_of: Vec<i64> = seqs.iter().flat_map(|s| s.word_of.iter().map(|w| w.map_or(-1, |x| x as i64))).collect();
+    w.write_i64("input_ids", 0, &ids)?;
+    w.write_i64("word_of", 0, &word_of)?;
+    w.write_i64("offsets", 0, offsets)?;
+    let mut order: Vec<usize> = (0..seqs.len()).collect();
+    order.sort_by_key(|&i| (seqs[i].ids.len(), i));
+    let pad = m.tokenizer.specials().pad as i64;
+    let device = m.device();
+    let bar = crate::progress::bar(seqs.len() as u64, "features [{bar:30}] {pos}/{len} lines, eta {eta}");
+    let mut k = 0;
+    while k < order.len() {
+        // Largest batch whose padded size fits the budget (lengths ascend: the last line is the longest).
+        let mut end = k + 1;
+        while end < order.len() && (end + 1 - k) * seqs[order[end]].ids.len() <= batch_tokens.max(1) {
+            end += 1;
+        }
+        let batch = &order[k..end];
+        let seq = seqs[batch[batch.len() - 1]].ids.len();
+        let mut flat_ids = Vec::with_capacity(batch.len() * seq);
+        let mut mask = Vec::with_capacity(batch.len() * seq);
+        for &i in batch {
+            let n = seqs[i].ids.len();
+            flat_ids.extend(seqs[i].ids.iter().copied().chain(std::iter::repeat_n(pad, seq - n)));
+            mask.extend((0..seq).map(|j| i64::from(j < n)));
+        }
+        let b = batch.len() as i64;
+        let ids_t = Tensor::from_slice(&flat_ids).view([b, seq as i64]).to_device(device);
+        let mask_t = Tensor::from_slice(&mask).view([b, seq as i64]).to_device(device);
+        let hs = m.hidden_states(&ids_t, Some(&mask_t), lang)?.hidden_states;
+        let stacked = Tensor::stack(&hs, 0).to_kind(Kind::Float).to_device(tch::Device::Cpu).contiguous(); // [L+1, b, seq, d]
+        let values =
+            Vec::<f32>::try_from(stacked.view([-1])).map_err(|e| Error::Invalid(format!("hidden states: {e}")))?;
+        for (l, layer) in values.chunks(batch.len() * seq * hidden).enumerate() {
+            for (r, &i) in batch.iter().enumerate() {
+                let n = seqs[i].ids.len();
+                let start = r * seq * hidden;
+                let rows = &layer[start..start + n * hidden];
+                let element = (l as u64 * total + offsets[i] as u64) * hidden as u64;
+                w.write_f32("hidden_states", element, rows)?;
+            }
+        }
+        bar.inc(batch.len() as u64);
+        k = end;
+    }
+    bar.finish_and_clear();
+    w.finish()
+}
