@@ -9,6 +9,7 @@ mod bench_analysis;
 mod data;
 mod export;
 mod features;
+mod figure;
 mod info;
 mod train;
 
@@ -42,6 +43,12 @@ enum Command {
     Features(features::FeaturesArgs),
     /// Export a model (or one language's view) as a Hugging Face BertForMaskedLM folder with its tokenizer.
     Export(export::ExportArgs),
+    /// Regenerate figures and tables of the studies from their scripts: `figure list | all | ID…`.
+    Figure(figure::FigureArgs),
+    /// Run one's own Rhai experiment script (same namespaces and constants as the figures).
+    Run(figure::ScriptArgs),
+    /// Re-render figures from their JSON records alone (no recomputation).
+    Plot(figure::PlotArgs),
     /// Print the crossling version, the linked libtorch and the devices it sees.
     Info,
 }
@@ -67,6 +74,9 @@ impl Cli {
             Command::Bench(BenchCommand::Analysis(cmd)) => bench_analysis::run(cmd),
             Command::Features(args) => features::run(args),
             Command::Export(args) => export::run(args),
+            Command::Figure(args) => figure::figure(args),
+            Command::Run(args) => figure::run(args),
+            Command::Plot(args) => figure::plot(args),
             Command::Info => info::run(),
         }
     }

@@ -81,6 +81,27 @@ impl LoadedModel {
         )))
     }
 
+    /// The same architecture and tokenizer with freshly initialised weights drawn with `seed` (the "Random"
+    /// baseline of Emerging Figure 7: an encoder of the same shape that never saw data).
+    pub fn reinitialised(self, seed: u64) -> Result<LoadedModel> {
+        let device = self.device();
+        let (vs, model) = {
+            let _rng = crate::device::torch_rng_lock();
+            tch::manual_seed(seed as i64);
+            let mut vs = VarStore::new(device);
+            let model = MlmModel::new(&vs.root(), &self.config)?;
+            vs.freeze();
+            (vs, model)
+        };
+        let mut notes = self.notes;
+        notes.push(format!(
+            "weights randomly initialised with seed {seed} (architecture of {})",
+            self.source.path.display()
+        ));
+        let source = ModelSource { weights_sha256: format!("random:seed={seed}"), ..self.source };
+        Ok(LoadedModel { model, vs, tokenizer: self.tokenizer, config: self.config, source, notes })
+    }
+
     /// The device the parameters live on.
     pub fn device(&self) -> Device {
         self.vs.device()

@@ -4,17 +4,23 @@
 //! - [`env`]: `SCALE`, `SEED`, `DEVICE`, `FIGURE`, the outputs folder, the run log.
 //! - [`engine`]: the engine, `import` from `scripts/`, error mapping to script:line:column.
 //! - [`record`]: the `figures/ID.json` record with provenance; [`provenance`]: revision and timestamps.
+//! - [`runner`]: one script end to end (record, provenance, log, rendering); [`render`]: record → PNG/SVG/MD/CSV.
 //! - [`handles`]: the opaque `Model` and `Features` types.
-//! - Namespaces: [`ns_results`] (`results::`), [`ns_data`] (`data::`), [`ns_train`] (`train::`, `model::`).
+//! - Namespaces: [`ns_results`] (`results::`), [`ns_data`] (`data::`), [`ns_train`] (`train::`, `model::`),
+//!   [`ns_features`] (`features::`), [`ns_cka`] (`cka::`).
 pub mod charts;
 pub mod engine;
 pub mod env;
 pub mod handles;
+pub mod ns_cka;
 pub mod ns_data;
+pub mod ns_features;
 pub mod ns_results;
 pub mod ns_train;
 pub mod provenance;
 pub mod record;
+pub mod render;
+pub mod runner;
 #[cfg(test)]
 pub(crate) mod testing;
 
@@ -29,5 +35,7 @@ pub fn namespaces(session: &Session) -> Vec<(&'static str, rhai::Module)> {
         ("data", ns_data::module(session)),
         ("train", ns_train::train_module(session)),
         ("model", ns_train::model_module(session)),
+        ("features", ns_features::module(session)),
+        ("cka", ns_cka::module()),
     ]
 }

@@ -5,7 +5,9 @@
 //! let cfg = train::config(#{ preset: "sep-emb", langs: "en-fr" });  // the run config as a map (no training)
 //! let bi = train::model(#{ preset: "default", langs: "en-fr" });    // trained (or cached) bilingual model
 //! let en = train::model(#{ preset: "mono", langs: "en", steps: 200 });
-//! let rnd = model::random_like(bi);                                 // same shape, random weights
+//! let rnd = model::random_like(bi);                                 // same shape, random weights (SEED)
+//! let rnd2 = model::random_like(bi, SEED + 1);                      // another draw
+//! if model::is_given("mbert") { let m = model::given("mbert"); }     // --model mbert=DIR on the command line
 //! ```
 use rhai::{Dynamic, Map, Module, NativeCallContext};
 use serde::Deserialize;
@@ -29,7 +31,10 @@ pub struct ModelRequest {
     /// Step budget instead of the scale's.
     #[serde(default)]
     pub steps: Option<u64>,
-    /// Name in logs and provenance (default `PRESET-LANGS`).
+    /// Seed instead of the run's `SEED` (e.g. `SEED + 1` for a second model of the same kind).
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Name in logs and provenance (default `PRESET-LANGS`, with `-sN` when `seed` is given).
     #[serde(default)]
     pub name: Option<String>,
 }
@@ -42,7 +47,7 @@ impl ModelRequest {
     /// The run config at `scale` with `seed`.
     pub fn run_config(&self, scale: &str, seed: u64) -> crate::error::Result<RunConfig> {
         let mut cfg = preset(&self.preset, &self.langs, scale)?;
-        cfg.train.seed = seed;
+        cfg.train.seed = self.seed.unwrap_or(seed);
         if let Some(steps) = self.steps {
             cfg.train.steps = steps;
         }
@@ -51,7 +56,8 @@ impl ModelRequest {
     }
 
     fn name(&self) -> String {
-        self.name.clone().unwrap_or_else(|| format!("{}-{}", self.preset, self.langs))
+        let seed = self.seed.map(|s| format!("-s{s}")).unwrap_or_default();
+        self.name.clone().unwrap_or_else(|| format!("{}-{}{seed}", self.preset, self.langs))
     }
 }
 
@@ -75,7 +81,7 @@ pub fn train_module(session: &Session) -> Module {
             let cfg = req.run_config(&s.env.scale, s.env.seed).map_err(rhai_err)?;
             let label = format!("{name}-{}", s.env.scale);
             let (catalog, roots) = &*s.data;
-            s.env.log.push(format!("model {name}: preparing ({} scale, seed {})", s.env.scale, s.env.seed));
+            s.env.log.push(format!("model {name}: preparing ({} scale, seed {})", s.env.scale, cfg.train.seed));
             let cached =
                 ensure_trained(&label, &cfg, catalog, roots, &s.env.models_dir, s.env.fresh).map_err(rhai_err)?;
             s.env.log.push(format!("model {name}: ready in {}", cached.dir.display()));
@@ -94,19 +100,51 @@ pub fn train_module(session: &Session) -> Module {
     m
 }
 
+/// A model with the architecture and tokenizer of `like` and weights drawn with `seed`.
+fn random_like(s: &Session, like: ModelRef, seed: u64) -> ModelRef {
+    let name =
+        if seed == s.env.seed { format!("random-{}", like.name) } else { format!("random-{}-s{seed}", like.name) };
+    s.with_record(|r| {
+        r.provenance.models.insert(name.clone(), serde_json::json!({ "random_like": like.name, "seed": seed }))
+    });
+    ModelRef { name, source: ModelSource::Random { like: Box::new(like), seed } }
+}
+
 /// The `model` module of `session`.
 pub fn model_module(session: &Session) -> Module {
     let mut m = Module::new();
     let s = session.clone();
-    m.set_native_fn("random_like", move |like: ModelRef| {
-        let name = format!("random-{}", like.name);
-        s.with_record(|r| {
-            r.provenance
-                .models
-                .insert(name.clone(), serde_json::json!({ "random_like": like.name, "seed": s.env.seed }))
-        });
-        Ok(ModelRef { name, source: ModelSource::Random { like: Box::new(like), seed: s.env.seed } })
+    m.set_native_fn("random_like", move |like: ModelRef| Ok(random_like(&s, like, s.env.seed)));
+    let s = session.clone();
+    m.set_native_fn("random_like", move |ctx: NativeCallContext, like: ModelRef, seed: i64| {
+        let seed = u64::try_from(seed).map_err(|_| at(&ctx, rhai_err(format!("seed must be ≥ 0, got {seed}"))))?;
+        Ok(random_like(&s, like, seed))
     });
+    let s = session.clone();
+    m.set_native_fn("given", move |ctx: NativeCallContext, name: &str| {
+        let Some(dir) = s.env.given_models.get(name) else {
+            let known: Vec<&str> = s.env.given_models.keys().map(String::as_str).collect();
+            return Err(at(
+                &ctx,
+                rhai_err(format!(
+                    "no model '{name}' was given on the command line (--model {name}=DIR); given: {}",
+                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                )),
+            ));
+        };
+        let source = crate::model::load::LoadedModel::open(dir, tch::Device::Cpu)
+            .map(|l| (l.source.kind.name(), l.source.weights_sha256))
+            .map_err(|e| at(&ctx, rhai_err(e)))?;
+        s.with_record(|r| {
+            r.provenance.models.insert(
+                name.to_string(),
+                serde_json::json!({ "given": dir.display().to_string(), "kind": source.0, "weights_sha256": source.1 }),
+            )
+        });
+        Ok(ModelRef { name: name.to_string(), source: ModelSource::Folder(dir.clone()) })
+    });
+    let s = session.clone();
+    m.set_native_fn("is_given", move |name: &str| Ok(s.env.given_models.contains_key(name)));
     m
 }
 

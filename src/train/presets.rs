@@ -22,9 +22,11 @@
 //! Depths scale with the model: the study's `k` of 8 layers becomes `max(1, round(k · L / 8))` of `L` (smoke
 //! L = 2: 1 and 2; cpu L = 4: 2 and 3; paper L = 8: 3 and 6).
 //!
-//! Scales (`SCALE` of DESIGN.md): `smoke` — tiny, seconds on a CPU, for tests; `cpu` — 4 layers × 256 (model
-//! preset `cpu`), 100k sentences per language, 16k BPE, 3,000 steps of 32 × 128 tokens; `paper` — the study's
-//! architecture (8 layers, 768 wide, 12 heads, 256-token streams) with our step budget (100k steps of 32 × 256).
+//! Scales (`SCALE` of DESIGN.md; [`Scale::named`]): `smoke` — 2 layers × 32, 300 sentences, 4 steps: seconds, for
+//! tests; `cpu` — 4 layers × 128 × 4 heads, 20k sentences per language, 8k BPE per pair, 800 steps of 16 × 128
+//! tokens (about 2–3 minutes per model on 2 cores, so a figure's whole zoo trains within 30 minutes); `paper` — the
+//! study's architecture (8 layers, 768 wide, 12 heads, 256-token streams) with our step budget (100k steps of
+//! 32 × 256).
 //! The step budgets, learning rates and corpus caps of `cpu` and `paper` are this project's choices, not the
 //! paper's.
 use crate::error::{Error, Result};
@@ -49,6 +51,54 @@ pub const ABLATIONS: [&str; 10] = [
     "sep-emb-l1-3",
     "sep-emb-l1-6",
 ];
+
+/// What a scale fixes for every pre-training run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scale {
+    /// Model preset (layers and heads; see [`ModelConfig::preset`]).
+    pub model: &'static str,
+    /// Width (overrides the preset's).
+    pub hidden: usize,
+    /// Sentences per language (cap on the corpus).
+    pub max_sentences: usize,
+    /// BPE vocabulary of a language pair.
+    pub vocab: usize,
+    pub seq_len: usize,
+    pub batch: usize,
+    pub steps: u64,
+    pub warmup: u64,
+    pub peak_lr: f64,
+    pub eval_every: u64,
+    pub eval_batches: usize,
+}
+
+impl Scale {
+    /// `smoke`, `cpu` or `paper`.
+    pub fn named(scale: &str) -> Result<Scale> {
+        let s =
+            |model, hidden, max_sentences, vocab, seq_len, batch, steps, warmup, peak_lr, eval_every, eval_batches| {
+                Scale {
+                    model,
+                    hidden,
+                    max_sentences,
+                    vocab,
+                    seq_len,
+                    batch,
+                    steps,
+                    warmup,
+                    peak_lr,
+                    eval_every,
+                    eval_batches,
+                }
+            };
+        Ok(match scale {
+            "smoke" => s("smoke", 32, 300, 400, 32, 4, 4, 2, 5e-4, 2, 1),
+            "cpu" => s("cpu", 128, 20_000, 8_000, 128, 16, 800, 80, 1e-3, 200, 10),
+            "paper" => s("paper", 768, 1_000_000, 64_000, 256, 32, 100_000, 10_000, 1e-4, 5_000, 20),
+            other => return Err(Error::Invalid(format!("unknown scale '{other}'; known: smoke, cpu, paper"))),
+        })
+    }
+}
 
 /// Running-text datasets per language in the novels domain (the study's Wikipedia stand-in here).
 fn novels(lang: &str) -> Result<Vec<String>> {
@@ -110,23 +160,16 @@ pub fn preset(name: &str, langs: &str, scale: &str) -> Result<RunConfig> {
     if let Some(expected) = wrong_count {
         return Err(Error::Invalid(format!("preset '{name}' needs {expected}; got '{langs}'")));
     }
-    let (model_preset, max_sentences, vocab, seq_len, batch, steps, warmup, peak_lr, eval_every) = match scale {
-        "smoke" => ("smoke", 300, 400, 32, 4, 4, 2, 5e-4, 2),
-        "cpu" => ("cpu", 100_000, 16_000, 128, 32, 3_000, 300, 5e-4, 500),
-        "paper" => ("paper", 1_000_000, 64_000, 256, 32, 100_000, 10_000, 1e-4, 5_000),
-        other => return Err(Error::Invalid(format!("unknown scale '{other}'; known: smoke, cpu, paper"))),
-    };
+    let sc = Scale::named(scale)?;
     // The scale's vocabulary is sized for a pair: half for one language, n/2 pairs' worth (at most 2x) for many.
     let vocab = match n {
-        1 => vocab / 2,
-        2 => vocab,
-        _ => (vocab * n / 2).min(2 * vocab),
+        1 => sc.vocab / 2,
+        2 => sc.vocab,
+        _ => (sc.vocab * n / 2).min(2 * sc.vocab),
     };
-    let mut model = ModelConfig::preset(model_preset, vocab, languages.clone())?;
-    model.max_positions = model.max_positions.max(seq_len);
-    if scale == "smoke" {
-        model.hidden = 32;
-    }
+    let mut model = ModelConfig::preset(sc.model, vocab, languages.clone())?;
+    model.hidden = sc.hidden;
+    model.max_positions = model.max_positions.max(sc.seq_len);
     let sep = |k: usize| scaled_depth(k, model.layers);
     (model.sharing.sep_emb, model.sharing.sep_layers) = match ablation {
         "sep-emb" => (true, 0),
@@ -158,21 +201,21 @@ pub fn preset(name: &str, langs: &str, scale: &str) -> Result<RunConfig> {
         languages,
         corpus: RunCorpus {
             datasets,
-            max_sentences: Some(max_sentences),
+            max_sentences: Some(sc.max_sentences),
             max_bytes: None,
             valid_per_mille: DEFAULT_VALID_PER_MILLE,
         },
         tokenizer: TokenizerSpec::new(scheme, vocab),
         train: TrainConfig {
             model,
-            seq_len,
-            batch_size: batch,
-            steps,
-            warmup_steps: warmup,
-            peak_lr,
-            eval_every,
-            eval_batches: if scale == "smoke" { 1 } else { 20 },
-            checkpoint_every: eval_every,
+            seq_len: sc.seq_len,
+            batch_size: sc.batch,
+            steps: sc.steps,
+            warmup_steps: sc.warmup,
+            peak_lr: sc.peak_lr,
+            eval_every: sc.eval_every,
+            eval_batches: sc.eval_batches,
+            checkpoint_every: sc.eval_every,
             select_lang,
             ..TrainConfig::default()
         },

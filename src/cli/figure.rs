@@ -1,0 +1,150 @@
+//! `crossling figure`, `crossling run` and `crossling plot`: run the Rhai script of a figure (or one's own), write
+//! `ID.json` with provenance and render it; re-render a figure from its JSON.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+use clap::Args;
+use crossling::figures::{self, FIGURES};
+use crossling::script::record::FigureRecord;
+use crossling::script::render::render_record;
+use crossling::script::runner::{run_script, RunOptions};
+
+/// Options shared by `figure` and `run`.
+#[derive(Args)]
+pub struct RunArgs {
+    /// smoke (seconds, for tests), cpu (default; 2 cores) or paper (the studies' shapes; GPUs).
+    #[arg(long, default_value = "cpu")]
+    scale: String,
+    /// cpu, cuda or cuda:N.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// The seed every random choice derives from.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Retrain and re-extract instead of using cached models.
+    #[arg(long)]
+    fresh: bool,
+    /// Outputs folder (default: figures/ of the project for `figure`, ./outputs for `run`).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// A model folder for scripts that accept one, as NAME=DIR (e.g. mbert=/models/bert-base-multilingual-cased);
+    /// repeatable.
+    #[arg(long = "model")]
+    models: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct FigureArgs {
+    /// `list`, `all`, or figure ids (fig7, liu-fig7, …).
+    #[arg(required = true)]
+    ids: Vec<String>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Args)]
+pub struct ScriptArgs {
+    /// A Rhai script (see scripts/ for examples).
+    script: PathBuf,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Args)]
+pub struct PlotArgs {
+    /// Figure ids whose JSON to re-render.
+    #[arg(required = true)]
+    ids: Vec<String>,
+    /// Folder holding ID.json (default: the project's figures/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn figures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("figures")
+}
+
+fn options(a: &RunArgs, default_out: PathBuf) -> Result<RunOptions> {
+    let mut given = BTreeMap::new();
+    for m in &a.models {
+        match m.split_once('=') {
+            Some((name, dir)) if !name.is_empty() && !dir.is_empty() => {
+                given.insert(name.to_string(), PathBuf::from(dir));
+            }
+            _ => bail!("--model expects NAME=DIR, got '{m}'"),
+        }
+    }
+    Ok(RunOptions {
+        scale: a.scale.clone(),
+        seed: a.seed,
+        device: a.device.clone(),
+        fresh: a.fresh,
+        out_dir: a.out.clone().unwrap_or(default_out),
+        scripts_dir: figures::scripts_dir(),
+        given_models: given,
+    })
+}
+
+fn report(rec: &FigureRecord, out: &Path) {
+    println!(
+        "{}: {} ({:.1} s, {} scale) -> {}",
+        rec.id,
+        rec.title,
+        rec.provenance.wall_time_s,
+        rec.provenance.scale,
+        out.join(format!("{}.json", rec.id)).display()
+    );
+}
+
+/// `crossling figure …`.
+pub fn figure(a: FigureArgs) -> Result<()> {
+    let scripts = figures::scripts_dir();
+    if a.ids == ["list"] {
+        println!("{:<12} {:<9} {:<10} title", "id", "study", "script");
+        for f in FIGURES {
+            let has = if figures::script(&scripts, f.id).is_some() { "yes" } else { "not yet" };
+            println!("{:<12} {:<9} {:<10} {}", f.id, f.study, has, f.title);
+        }
+        return Ok(());
+    }
+    let ids: Vec<String> = if a.ids == ["all"] {
+        figures::runnable(&scripts).iter().map(|f| f.id.to_string()).collect()
+    } else {
+        a.ids.clone()
+    };
+    let opts = options(&a.run, figures_dir())?;
+    for id in &ids {
+        figures::info(id)?;
+        let Some(script) = figures::script(&scripts, id) else {
+            bail!(
+                "figure {id} has no script yet ({}/{id}.rhai); `crossling figure list` shows which exist",
+                scripts.display()
+            );
+        };
+        let rec = run_script(&script, id, &opts)?;
+        report(&rec, &opts.out_dir);
+    }
+    Ok(())
+}
+
+/// `crossling run SCRIPT`.
+pub fn run(a: ScriptArgs) -> Result<()> {
+    let id = a.script.file_stem().and_then(|s| s.to_str()).unwrap_or("run").to_string();
+    let opts = options(&a.run, PathBuf::from("outputs"))?;
+    let rec = run_script(&a.script, &id, &opts)?;
+    report(&rec, &opts.out_dir);
+    Ok(())
+}
+
+/// `crossling plot ID…`.
+pub fn plot(a: PlotArgs) -> Result<()> {
+    let out = a.out.unwrap_or_else(figures_dir);
+    for id in &a.ids {
+        let rec = FigureRecord::load(&out.join(format!("{id}.json")))?;
+        for f in render_record(&rec, &out)? {
+            println!("wrote {}", f.display());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,168 @@
+//! Every figure script of the registry end to end at `smoke` scale on the real mirror (DESIGN.md: "every figure
+//! script runs at smoke scale in the test suite"), re-rendering from the JSON alone, and the runtime's refusals
+//! (unknown figure, script errors with file:line:column, a script without a caption).
+mod common;
+
+use common::{mirror, text};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn crossling(args: &[&str], data: &Path, work: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_crossling"))
+        .args(args)
+        .env("CROSSLING_DATA", data)
+        .env("CROSSLING_OFFLINE", "1")
+        .env("CROSSLING_CACHE", work.join("cache"))
+        .env("CROSSLING_MODELS", work.join("models"))
+        .output()
+        .expect("run crossling")
+}
+
+fn sha(path: &Path) -> String {
+    crossling::data::resolve::hash_file(path, false).unwrap().1
+}
+
+/// Every number in a JSON value is finite (serde_json cannot hold NaN, so a NaN would have failed the write).
+fn numbers(v: &serde_json::Value, out: &mut Vec<f64>) {
+    match v {
+        serde_json::Value::Number(n) => out.push(n.as_f64().unwrap()),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| numbers(x, out)),
+        serde_json::Value::Object(m) => m.values().for_each(|x| numbers(x, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_figure_script_runs_at_smoke_scale_and_re_renders_from_its_json() {
+    let Some(data) = mirror() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("figures");
+    let scripts = crossling::figures::scripts_dir();
+    let runnable = crossling::figures::runnable(&scripts);
+    assert!(runnable.iter().any(|f| f.id == "fig7"), "fig7 has a script");
+    for f in runnable {
+        let t0 = std::time::Instant::now();
+        let o = crossling(&["figure", f.id, "--scale", "smoke", "--out", out.to_str().unwrap()], &data, work.path());
+        assert!(o.status.success(), "{}: {}", f.id, text(&o));
+        eprintln!("{} at smoke scale: {:.1} s", f.id, t0.elapsed().as_secs_f64());
+        let json = out.join(format!("{}.json", f.id));
+        let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(rec["id"], f.id);
+        assert!(rec["caption"].as_str().unwrap().contains("smoke"), "{}: caption states the scale", f.id);
+        assert_eq!(rec["provenance"]["scale"], "smoke");
+        assert!(!rec["provenance"]["revision"].as_str().unwrap().is_empty());
+        let mut values = Vec::new();
+        numbers(&rec["values"], &mut values);
+        assert!(!values.is_empty(), "{}: no values", f.id);
+        let charts = rec["charts"].as_array().unwrap().len();
+        let tables = rec["tables"].as_array().unwrap().len();
+        assert!(charts + tables > 0, "{}: nothing to render", f.id);
+        let png = out.join(format!("{}.png", f.id));
+        let md = out.join(format!("{}.md", f.id));
+        let first = if charts > 0 { png.clone() } else { md.clone() };
+        assert!(std::fs::metadata(&first).unwrap().len() > 1000, "{}: {} is empty", f.id, first.display());
+        if charts > 0 {
+            assert!(std::fs::read_to_string(out.join(format!("{}.svg", f.id))).unwrap().contains("<svg"));
+        }
+        // `plot` re-renders the same bytes from the JSON alone.
+        let before = sha(&first);
+        std::fs::remove_file(&first).unwrap();
+        let o = crossling(&["plot", f.id, "--out", out.to_str().unwrap()], &data, work.path());
+        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(sha(&first), before, "{}: re-rendered from JSON differs", f.id);
+        assert!(out.join("logs").join(format!("{}.log", f.id)).is_file());
+    }
+}
+
+#[test]
+fn fig7_values_are_cka_in_range_with_the_layers_and_pairs() {
+    let Some(data) = mirror() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("o");
+    let o = crossling(&["figure", "fig7", "--scale", "smoke", "--out", out.to_str().unwrap()], &data, work.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("fig7.json")).unwrap()).unwrap();
+    for kind in ["Bilingual", "Monolingual", "Random"] {
+        let v = &rec["values"][kind];
+        assert_eq!(v["columns"], serde_json::json!(["en-en′", "en-fr", "en-de", "en-ru", "en-zh"]));
+        // smoke models have 2 layers: emb, 1, 2, avg
+        assert_eq!(v["rows"], serde_json::json!(["emb", "1", "2", "avg"]));
+        for (r, row) in v["cka"].as_array().unwrap().iter().enumerate() {
+            for (c, x) in row.as_array().unwrap().iter().enumerate() {
+                if kind == "Bilingual" && c == 0 {
+                    assert!(x.is_null(), "the bilingual en–en′ cell is empty");
+                    continue;
+                }
+                let x = x.as_f64().unwrap_or_else(|| panic!("{kind}[{r}][{c}] = {x}"));
+                assert!((0.0..=1.0 + 1e-9).contains(&x), "{kind}[{r}][{c}] = {x}");
+            }
+        }
+    }
+    assert!(rec["substitutions"].as_array().unwrap().iter().any(|s| s.as_str().unwrap().contains("en–en′")));
+    let models = rec["provenance"]["models"].as_object().unwrap();
+    for m in ["default-en-fr", "mono-en", "mono-en-s1", "random-default-en-fr", "random-default-en-fr-s1"] {
+        assert!(models.contains_key(m), "provenance lacks {m}: {:?}", models.keys().collect::<Vec<_>>());
+    }
+    // The same seed reproduces the same numbers from the cache.
+    let again = work.path().join("again");
+    let o = crossling(&["figure", "fig7", "--scale", "smoke", "--out", again.to_str().unwrap()], &data, work.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let rec2: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(again.join("fig7.json")).unwrap()).unwrap();
+    assert_eq!(rec["values"], rec2["values"]);
+}
+
+#[test]
+fn list_unknown_ids_and_script_errors() {
+    let Some(data) = mirror() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let o = crossling(&["figure", "list"], &data, work.path());
+    assert!(o.status.success());
+    let listing = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(listing.lines().any(|l| l.starts_with("fig7") && l.contains("yes")), "{listing}");
+    assert!(listing.contains("liu-table4"));
+
+    let o = crossling(&["figure", "fig9"], &data, work.path());
+    assert!(!o.status.success() && text(&o).contains("unknown figure 'fig9'"), "{}", text(&o));
+
+    let out = work.path().join("out");
+    let bad = work.path().join("bad.rhai");
+    std::fs::write(&bad, "let n = 3;\nlet x = data::xnli_parallel([\"en\", \"xx\"], n);\n").unwrap();
+    let o = crossling(
+        &["run", bad.to_str().unwrap(), "--scale", "smoke", "--out", out.to_str().unwrap()],
+        &data,
+        work.path(),
+    );
+    let msg = text(&o);
+    assert!(!o.status.success() && msg.contains("bad.rhai:2:"), "{msg}");
+    assert!(!out.join("bad.json").exists(), "a failed run writes no record");
+    assert!(std::fs::read_to_string(out.join("logs/bad.log")).unwrap().contains("error"));
+
+    let silent = work.path().join("silent.rhai");
+    std::fs::write(&silent, "results::value(\"x\", 1.0);\n").unwrap();
+    let o = crossling(
+        &["run", silent.to_str().unwrap(), "--scale", "smoke", "--out", out.to_str().unwrap()],
+        &data,
+        work.path(),
+    );
+    assert!(!o.status.success() && text(&o).contains("no caption"), "{}", text(&o));
+
+    let mine = work.path().join("mine.rhai");
+    std::fs::write(
+        &mine,
+        "let m = train::model(#{ preset: \"mono\", langs: \"en\" });\nlet f = features::sentences(m, [\"A cat.\", \"Two dogs ran.\"], \"en\");\nresults::value(\"cka\", cka::linear(f, f));\nresults::caption(`self-similarity at ${SCALE} scale`);\n",
+    )
+    .unwrap();
+    let o = crossling(
+        &["run", mine.to_str().unwrap(), "--scale", "smoke", "--out", out.to_str().unwrap()],
+        &data,
+        work.path(),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("mine.json")).unwrap()).unwrap();
+    for x in rec["values"]["cka"].as_array().unwrap() {
+        assert!((x.as_f64().unwrap() - 1.0).abs() < 1e-6, "CKA(X, X) = 1: {x}");
+    }
+}
