@@ -85,6 +85,31 @@ fn monolingual_and_multilingual_presets_train() {
     }
 }
 
+#[test]
+fn every_ablation_of_table_1_trains_at_smoke_scale_with_a_self_contained_checkpoint() {
+    let Some(data) = mirror() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    for preset in crossling::train::presets::ABLATIONS {
+        let pair = if preset == "extra-anchors" { "en-fr" } else { "en-ru" };
+        let out = tmp.path().join(preset);
+        let args = ["train", "--preset", preset, "--langs", pair, "--scale", "smoke", "--out", out.to_str().unwrap()];
+        let o = crossling(&args, Some(&data), &cache);
+        assert!(o.status.success(), "{preset}: {}", text(&o));
+        let cfg: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("best/config.json")).unwrap()).unwrap();
+        let sharing = &cfg["sharing"];
+        let expect_sep_emb = preset.starts_with("sep-emb");
+        assert_eq!(sharing["sep_emb"], expect_sep_emb, "{preset}: {cfg}");
+        assert_eq!(sharing["sep_layers"].as_u64().unwrap() > 0, preset.contains("-l1-"), "{preset}: {cfg}");
+        // The checkpoint carries its tokenizer, so the folder alone opens for inference.
+        let ck = tmp.path().join(format!("{preset}-best"));
+        std::fs::rename(out.join("best"), &ck).unwrap();
+        crossling::model::load::LoadedModel::open(&ck, tch::Device::Cpu)
+            .unwrap_or_else(|e| panic!("{preset}: checkpoint without its run folder: {e}"));
+    }
+}
+
 /// The step recorded in a checkpoint folder, if it holds a complete one.
 fn checkpoint_step(dir: &Path) -> Option<u64> {
     let state: serde_json::Value =

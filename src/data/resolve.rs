@@ -56,9 +56,14 @@ impl Found {
 }
 
 impl DataRoots {
-    /// Roots from the environment: `CROSSLING_DATA`, `CROSSLING_CACHE`, `CROSSLING_OFFLINE`.
+    /// Roots from the environment: `CROSSLING_DATA` (else the workspace mirror `../shared/data` beside the project,
+    /// when it exists), `CROSSLING_CACHE`, `CROSSLING_OFFLINE`.
     pub fn from_env() -> Self {
-        let mirror = std::env::var_os("CROSSLING_DATA").filter(|v| !v.is_empty()).map(PathBuf::from);
+        let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+        let mirror = std::env::var_os("CROSSLING_DATA")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| beside.join("SOURCES.tsv").is_file().then_some(beside));
         let cache = std::env::var_os("CROSSLING_CACHE")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)

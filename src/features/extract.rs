@@ -111,8 +111,6 @@ pub fn pooled_layers(model: &MlmModel, lang: &str, texts: &[Tokenized], how: &Ex
             t.ids.len()
         )));
     }
-    let mut order: Vec<usize> = (0..texts.len()).collect();
-    order.sort_by_key(|&i| (texts[i].ids.len(), i));
     let rows_of: Vec<usize> =
         texts.iter().map(|t| if pooling == Pooling::SentenceMean { 1 } else { t.n_words() }).collect();
     let mut starts = vec![0usize; texts.len()];
@@ -125,31 +123,19 @@ pub fn pooled_layers(model: &MlmModel, lang: &str, texts: &[Tokenized], how: &Ex
     let mut out = Tensor::zeros([layers, total as i64, hidden], (Kind::Float, Device::Cpu));
     let bar = crate::progress::bar(texts.len() as u64, "features [{bar:30}] {pos}/{len} texts, eta {eta}");
     let _guard = tch::no_grad_guard();
-    let mut k = 0;
-    while k < order.len() {
-        // Largest batch whose padded size fits the budget (lengths ascend, so the last one is the longest).
-        let mut end = k + 1;
-        while end < order.len() && (end + 1 - k) * texts[order[end]].ids.len() <= batch_tokens.max(1) {
-            end += 1;
-        }
-        let batch = &order[k..end];
-        let seq = texts[batch[batch.len() - 1]].ids.len();
-        let mut ids = Vec::with_capacity(batch.len() * seq);
-        let mut mask = Vec::with_capacity(batch.len() * seq);
+    let lens: Vec<usize> = texts.iter().map(|t| t.ids.len()).collect();
+    for batch in super::batch::length_batches(&lens, batch_tokens) {
+        let seqs: Vec<&[i64]> = batch.iter().map(|&i| texts[i].ids.as_slice()).collect();
+        let (ids, mask, seq) = super::batch::padded(&seqs, 0, device);
         let mut w = Vec::new(); // rows of pooling weights, batch-major
         let mut owner = Vec::new(); // (batch row, destination row)
         for (b, &i) in batch.iter().enumerate() {
             let t = &texts[i];
-            ids.extend(t.ids.iter().copied().chain(std::iter::repeat_n(0, seq - t.ids.len())));
-            mask.extend((0..seq).map(|j| i64::from(j < t.ids.len())));
             for (r, row) in weights(t, pooling, seq)?.into_iter().enumerate() {
                 w.extend(row);
                 owner.push((b as i64, (starts[i] + r) as i64));
             }
         }
-        let bsz = batch.len() as i64;
-        let ids = Tensor::from_slice(&ids).view([bsz, seq as i64]).to_device(device);
-        let mask = Tensor::from_slice(&mask).view([bsz, seq as i64]).to_device(device);
         let hs = model.encoder.forward(&ids, Some(&mask), lang, false)?.hidden_states;
         let h = Tensor::stack(&hs, 0).to_kind(Kind::Float); // [layers+1, batch, seq, hidden]
         let n_rows = owner.len() as i64;
@@ -161,7 +147,6 @@ pub fn pooled_layers(model: &MlmModel, lang: &str, texts: &[Tokenized], how: &Ex
         let pooled = (hr * wt.unsqueeze(0).unsqueeze(-1)).sum_dim_intlist([2i64].as_slice(), false, Kind::Float);
         let _ = out.index_copy_(1, &dest, &pooled.to_device(Device::Cpu));
         bar.inc(batch.len() as u64);
-        k = end;
     }
     bar.finish_and_clear();
     Ok(out)

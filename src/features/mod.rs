@@ -5,6 +5,7 @@
 //! - [`extract`]: batching, the forward pass and [`Pooling`](extract::Pooling) — sentence mean over non-special
 //!   subwords; word vectors as the mean of a word's subwords or its first subword.
 //! - [`words`]: corpus-averaged contextual word vectors (Emerging §5.1.1) and non-contextual embedding rows.
+pub mod batch;
 pub mod extract;
 pub mod words;
 

@@ -159,30 +159,13 @@ fn write_all(
     w.write_i64("input_ids", 0, &ids)?;
     w.write_i64("word_of", 0, &word_of)?;
     w.write_i64("offsets", 0, offsets)?;
-    let mut order: Vec<usize> = (0..seqs.len()).collect();
-    order.sort_by_key(|&i| (seqs[i].ids.len(), i));
     let pad = m.tokenizer.specials().pad as i64;
     let device = m.device();
     let bar = crate::progress::bar(seqs.len() as u64, "features [{bar:30}] {pos}/{len} lines, eta {eta}");
-    let mut k = 0;
-    while k < order.len() {
-        // Largest batch whose padded size fits the budget (lengths ascend: the last line is the longest).
-        let mut end = k + 1;
-        while end < order.len() && (end + 1 - k) * seqs[order[end]].ids.len() <= batch_tokens.max(1) {
-            end += 1;
-        }
-        let batch = &order[k..end];
-        let seq = seqs[batch[batch.len() - 1]].ids.len();
-        let mut flat_ids = Vec::with_capacity(batch.len() * seq);
-        let mut mask = Vec::with_capacity(batch.len() * seq);
-        for &i in batch {
-            let n = seqs[i].ids.len();
-            flat_ids.extend(seqs[i].ids.iter().copied().chain(std::iter::repeat_n(pad, seq - n)));
-            mask.extend((0..seq).map(|j| i64::from(j < n)));
-        }
-        let b = batch.len() as i64;
-        let ids_t = Tensor::from_slice(&flat_ids).view([b, seq as i64]).to_device(device);
-        let mask_t = Tensor::from_slice(&mask).view([b, seq as i64]).to_device(device);
+    let lens: Vec<usize> = seqs.iter().map(|s| s.ids.len()).collect();
+    for batch in crate::features::batch::length_batches(&lens, batch_tokens) {
+        let rows: Vec<&[i64]> = batch.iter().map(|&i| seqs[i].ids.as_slice()).collect();
+        let (ids_t, mask_t, seq) = crate::features::batch::padded(&rows, pad, device);
         let hs = m.hidden_states(&ids_t, Some(&mask_t), lang)?.hidden_states;
         let stacked = Tensor::stack(&hs, 0).to_kind(Kind::Float).to_device(tch::Device::Cpu).contiguous(); // [L+1, b, seq, d]
         let values =
@@ -197,7 +180,6 @@ fn write_all(
             }
         }
         bar.inc(batch.len() as u64);
-        k = end;
     }
     bar.finish_and_clear();
     w.finish()

@@ -7,14 +7,17 @@
 //! - [`runner`]: one script end to end (record, provenance, log, rendering); [`render`]: record → PNG/SVG/MD/CSV.
 //! - [`handles`]: the opaque `Model` and `Features` types.
 //! - Namespaces: [`ns_results`] (`results::`), [`ns_data`] (`data::`), [`ns_train`] (`train::`, `model::`),
-//!   [`ns_features`] (`features::`), [`ns_cka`] (`cka::`).
+//!   [`ns_features`] (`features::`), [`ns_cka`] (`cka::`), [`ns_align`] (`align::`, `retrieve::`),
+//!   [`ns_lang`] (`lang::`).
 pub mod charts;
 pub mod engine;
 pub mod env;
 pub mod handles;
+pub mod ns_align;
 pub mod ns_cka;
 pub mod ns_data;
 pub mod ns_features;
+pub mod ns_lang;
 pub mod ns_results;
 pub mod ns_train;
 pub mod provenance;
@@ -37,5 +40,8 @@ pub fn namespaces(session: &Session) -> Vec<(&'static str, rhai::Module)> {
         ("model", ns_train::model_module(session)),
         ("features", ns_features::module(session)),
         ("cka", ns_cka::module()),
+        ("align", ns_align::align_module()),
+        ("retrieve", ns_align::retrieve_module()),
+        ("lang", ns_lang::module(session)),
     ]
 }

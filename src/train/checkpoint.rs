@@ -99,6 +99,7 @@ pub fn save(dir: &Path, vs: &VarStore, cfg: &ModelConfig, adam: &Adam, state: &T
     let opt = tmp.join(OPTIMIZER_FILE);
     adam.save(&opt)?;
     cfg.save_json(tmp.join(CONFIG_FILE))?;
+    copy_run_tokenizer(dir, &tmp)?;
     let mut state = state.clone();
     state.format_version = FORMAT_VERSION;
     state.adam_step = adam.step;
@@ -131,6 +132,25 @@ pub fn save(dir: &Path, vs: &VarStore, cfg: &ModelConfig, adam: &Adam, state: &T
     }
     if had_previous {
         fs::remove_dir_all(&old).map_err(|e| Error::io(&old, e))?;
+    }
+    Ok(())
+}
+
+/// Copies the run's tokenizer (`dir/../tokenizer/`, when there is one) into the checkpoint being written, so a
+/// checkpoint folder is self-contained: weights, config, tokenizer, trainer state.
+fn copy_run_tokenizer(dir: &Path, tmp: &Path) -> Result<()> {
+    let Some(src) = dir.parent().map(|p| p.join("tokenizer")).filter(|p| p.is_dir()) else {
+        return Ok(());
+    };
+    let dst = tmp.join("tokenizer");
+    fs::create_dir_all(&dst).map_err(|e| Error::io(&dst, e))?;
+    for entry in fs::read_dir(&src).map_err(|e| Error::io(&src, e))? {
+        let entry = entry.map_err(|e| Error::io(&src, e))?;
+        if entry.path().is_file() {
+            let to = dst.join(entry.file_name());
+            fs::copy(entry.path(), &to).map_err(|e| Error::io(&to, e))?;
+            fsync(&to)?;
+        }
     }
     Ok(())
 }

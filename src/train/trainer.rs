@@ -306,6 +306,7 @@ pub fn train(
                 .ok_or_else(|| Error::format_file(&state_file, format!("no stream position for language '{lang}'")))?;
             b.restore(*pos)?;
         }
+        truncate_metrics(&metrics, state.step)?;
     } else {
         let _ = std::fs::remove_file(&metrics);
     }
@@ -380,6 +381,31 @@ pub fn train(
     summary.best_step = state.best_step;
     summary.positions = batchers.iter().map(|(l, b)| (l.clone(), b.position())).collect();
     Ok(summary)
+}
+
+/// Drops the lines of `metrics.jsonl` logged after `step` (the steps a killed run took after its last checkpoint,
+/// which the resumed run takes again), so the log has each step once.
+fn truncate_metrics(path: &Path, step: u64) -> Result<()> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Ok(()) };
+    let keep: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            serde_json::from_str::<serde_json::Value>(l)
+                .ok()
+                .and_then(|v| v.get("step").and_then(serde_json::Value::as_u64))
+                .is_some_and(|s| s <= step)
+        })
+        .collect();
+    if keep.len() == text.lines().count() {
+        return Ok(());
+    }
+    let tmp = path.with_extension("jsonl.tmp");
+    let mut body = keep.join("\n");
+    if !body.is_empty() {
+        body.push('\n');
+    }
+    std::fs::write(&tmp, body).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
 #[cfg(test)]
@@ -488,6 +514,20 @@ pub(crate) mod tests {
         }
         let log = std::fs::read_to_string(s.dir.path().join("split").join("metrics.jsonl")).unwrap();
         assert_eq!(log.lines().count(), 8, "the metrics log is appended on resume");
+    }
+
+    #[test]
+    fn resume_drops_metrics_logged_after_the_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("metrics.jsonl");
+        let lines: Vec<String> = (1..=6).map(|s| format!("{{\"step\":{s},\"loss\":1.0}}")).collect();
+        std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+        truncate_metrics(&p, 4).unwrap();
+        let kept = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(kept, lines[..4].join("\n") + "\n");
+        truncate_metrics(&p, 4).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), kept);
+        truncate_metrics(&dir.path().join("absent.jsonl"), 1).unwrap();
     }
 
     #[test]

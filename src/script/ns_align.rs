@@ -1,0 +1,138 @@
+//! `align::` and `retrieve::` — alignment and retrieval of feature stacks layer by layer (Emerging §5, Figures 4–6;
+//! the formulas are in [`crate::analysis::normalize`], [`crate::analysis::procrustes`], [`crate::analysis::scores`]).
+//!
+//! ```rhai
+//! let x = align::normalize(fx, "center,iter");   // every layer: centre, then 5 rounds of unit length + centring
+//! let w = align::procrustes(x_train, y_train);   // per layer W = UVᵀ, UΣVᵀ = SVD(YᵀX); a stack [L+1, d, d]
+//! let m = align::apply(w, x_test);               // per layer X Wᵀ
+//! let r = retrieve::sentences(m, y_test, "nn");  // per layer #{ accuracy, mrr } for row i ↔ row i
+//! let r = retrieve::sentences(m, y_test, "csls", texts_y);  // also `accuracy_by_text` (duplicates count)
+//! ```
+//! A stack of maps is a `Features` value whose rows are the map's rows.
+use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
+use tch::{Kind, Tensor};
+
+use super::engine::{at, rhai_err};
+use super::handles::Features;
+use crate::analysis::metrics::sentence_retrieval;
+use crate::analysis::normalize::{apply as normalize, Normalization};
+use crate::analysis::procrustes::{apply_map, procrustes};
+use crate::analysis::scores::{Method, Options, Scorer};
+
+type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
+
+/// Both stacks have the same number of layers.
+fn same_layers(a: &Tensor, b: &Tensor, what: &str) -> Res<i64> {
+    let (la, lb) = (a.size()[0], b.size()[0]);
+    if la != lb {
+        return Err(rhai_err(format!("{what}: {la} layers vs {lb} layers")));
+    }
+    Ok(la)
+}
+
+fn per_layer(a: &Tensor, b: &Tensor, what: &str, f: impl Fn(&Tensor, &Tensor) -> Res<Tensor>) -> Res<Tensor> {
+    let layers = same_layers(a, b, what)?;
+    let out: Vec<Tensor> = (0..layers).map(|l| f(&a.get(l), &b.get(l))).collect::<Res<_>>()?;
+    Ok(Tensor::stack(&out, 0))
+}
+
+fn strings(a: &Array) -> Res<Vec<String>> {
+    a.iter().map(|d| d.clone().into_string().map_err(|t| rhai_err(format!("expected strings, found {t}")))).collect()
+}
+
+/// The `align` module.
+pub fn align_module() -> Module {
+    let mut m = Module::new();
+    m.set_native_fn("normalize", |ctx: NativeCallContext, f: Features, steps: &str| {
+        let g = || -> Res<Features> {
+            let steps: Normalization = steps.parse().map_err(rhai_err)?;
+            let t = f.tensor();
+            let layers: Vec<Tensor> = (0..t.size()[0])
+                .map(|l| normalize(&t.get(l), &steps).map(|r| r.0))
+                .collect::<Result<_, _>>()
+                .map_err(rhai_err)?;
+            Ok(Features::new(Tensor::stack(&layers, 0), format!("{} normalized {steps:?}", f.what)))
+        };
+        g().map_err(|e| at(&ctx, e))
+    });
+    m.set_native_fn("procrustes", |ctx: NativeCallContext, x: Features, y: Features| {
+        let g = || -> Res<Features> {
+            let w = per_layer(&x.tensor(), &y.tensor(), "align::procrustes", |a, b| {
+                procrustes(a, b).map(|w| w.to_kind(Kind::Float)).map_err(rhai_err)
+            })?;
+            Ok(Features::new(w, format!("Procrustes maps {} → {}", x.what, y.what)))
+        };
+        g().map_err(|e| at(&ctx, e))
+    });
+    m.set_native_fn("apply", |ctx: NativeCallContext, w: Features, x: Features| {
+        let g = || -> Res<Features> {
+            let mapped = per_layer(&x.tensor(), &w.tensor(), "align::apply", |a, w| apply_map(a, w).map_err(rhai_err))?;
+            Ok(Features::new(mapped, format!("{} mapped", x.what)))
+        };
+        g().map_err(|e| at(&ctx, e))
+    });
+    m
+}
+
+fn retrieve_sentences(src: &Features, tgt: &Features, method: &str, texts: Option<Vec<String>>) -> Res<Array> {
+    let method = Method::parse(method, 10, 30.0).map_err(rhai_err)?;
+    let (s, t) = (src.tensor(), tgt.tensor());
+    let layers = same_layers(&s, &t, "retrieve::sentences")?;
+    let mut out = Array::new();
+    for l in 0..layers {
+        let scorer = Scorer::new(&s.get(l), &t.get(l), method, Options::default()).map_err(rhai_err)?;
+        let e = sentence_retrieval(&scorer, texts.as_deref()).map_err(rhai_err)?;
+        let mut r = Map::new();
+        r.insert("accuracy".into(), Dynamic::from_float(e.accuracy_by_index));
+        r.insert("mrr".into(), Dynamic::from_float(e.mrr));
+        if let Some(a) = e.accuracy_by_text {
+            r.insert("accuracy_by_text".into(), Dynamic::from_float(a));
+        }
+        r.insert("n".into(), Dynamic::from_int(e.n as i64));
+        out.push(Dynamic::from_map(r));
+    }
+    Ok(out)
+}
+
+/// The `retrieve` module.
+pub fn retrieve_module() -> Module {
+    let mut m = Module::new();
+    m.set_native_fn("sentences", |ctx: NativeCallContext, src: Features, tgt: Features, method: &str| {
+        retrieve_sentences(&src, &tgt, method, None).map_err(|e| at(&ctx, e))
+    });
+    m.set_native_fn(
+        "sentences",
+        |ctx: NativeCallContext, src: Features, tgt: Features, method: &str, tgt_texts: Array| {
+            let g = || retrieve_sentences(&src, &tgt, method, Some(strings(&tgt_texts)?));
+            g().map_err(|e| at(&ctx, e))
+        },
+    );
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn procrustes_per_layer_recovers_a_rotation_and_retrieval_finds_rows() {
+        let _rng = crate::device::torch_rng_lock();
+        tch::manual_seed(3);
+        let x = Tensor::randn([2, 40, 6], (Kind::Float, tch::Device::Cpu));
+        let q = Tensor::randn([6, 6], (Kind::Double, tch::Device::Cpu)).linalg_qr("reduced").0.to_kind(Kind::Float);
+        let y = x.matmul(&q.tr());
+        let (fx, fy) = (Features::new(x, "x"), Features::new(y, "y"));
+        let w = per_layer(&fx.tensor(), &fy.tensor(), "t", |a, b| {
+            procrustes(a, b).map(|w| w.to_kind(Kind::Float)).map_err(rhai_err)
+        })
+        .unwrap();
+        assert!((w.get(1) - &q).abs().max().double_value(&[]) < 1e-4);
+        let mapped = per_layer(&fx.tensor(), &w, "t", |a, w| apply_map(a, w).map_err(rhai_err)).unwrap();
+        let r = retrieve_sentences(&Features::new(mapped, "m"), &fy, "csls", None).unwrap();
+        assert_eq!(r.len(), 2);
+        let acc = r[0].clone_cast::<Map>()["accuracy"].as_float().unwrap();
+        assert_eq!(acc, 1.0);
+        assert!(same_layers(&Tensor::zeros([2, 1, 1], (Kind::Float, tch::Device::Cpu)), &w.get(0).unsqueeze(0), "t")
+            .is_err());
+    }
+}
