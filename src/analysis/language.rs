@@ -102,6 +102,25 @@ pub fn shifted_logits(
     shift: &Tensor,
     alpha: f64,
 ) -> Result<Tensor> {
+    let x = shifted_hidden(model, input_ids, attention_mask, lang, layer, shift, alpha)?;
+    model.logits(&x, lang)
+}
+
+/// The last layer's hidden states after adding `alpha · shift` to every position of the layer-`layer` hidden
+/// states (`layer` 0 = the embedding output; `layer` = L shifts the output itself). Decode them with
+/// [`MlmModel::logits`] — on selected positions only, when the vocabulary is large.
+///
+/// # Shapes
+/// `input_ids`, `attention_mask`: `[batch, seq]`; `shift`: `[hidden]` → `[batch, seq, hidden]`
+pub fn shifted_hidden(
+    model: &MlmModel,
+    input_ids: &Tensor,
+    attention_mask: Option<&Tensor>,
+    lang: &str,
+    layer: usize,
+    shift: &Tensor,
+    alpha: f64,
+) -> Result<Tensor> {
     let enc = &model.encoder;
     let n_layers = enc.layers.len();
     if layer > n_layers {
@@ -118,8 +137,7 @@ pub fn shifted_logits(
         let input = if i == layer { &x + &delta } else { x };
         x = l.forward(&input, attention_mask, false);
     }
-    let x = if layer == n_layers { &x + &delta } else { x };
-    model.logits(&x, lang)
+    Ok(if layer == n_layers { &x + &delta } else { x })
 }
 
 /// The arg-max token at every position, never one of `excluded` (the special tokens).

@@ -98,7 +98,10 @@ impl LoadedModel {
             "weights randomly initialised with seed {seed} (architecture of {})",
             self.source.path.display()
         ));
-        let source = ModelSource { weights_sha256: format!("random:seed={seed}"), ..self.source };
+        let source = ModelSource {
+            weights_sha256: format!("random:seed={seed}:like={}", self.source.weights_sha256),
+            ..self.source
+        };
         Ok(LoadedModel { model, vs, tokenizer: self.tokenizer, config: self.config, source, notes })
     }
 

@@ -119,7 +119,9 @@ mod tests {
         let _rng = crate::device::torch_rng_lock();
         tch::manual_seed(3);
         let x = Tensor::randn([2, 40, 6], (Kind::Float, tch::Device::Cpu));
-        let q = Tensor::randn([6, 6], (Kind::Double, tch::Device::Cpu)).linalg_qr("reduced").0.to_kind(Kind::Float);
+        let q = Tensor::linalg_qr(&Tensor::randn([6, 6], (Kind::Double, tch::Device::Cpu)), "reduced")
+            .0
+            .to_kind(Kind::Float);
         let y = x.matmul(&q.tr());
         let (fx, fy) = (Features::new(x, "x"), Features::new(y, "y"));
         let w = per_layer(&fx.tensor(), &fy.tensor(), "t", |a, b| {

@@ -13,6 +13,9 @@
 //! // r.token_sets = #{ src, tgt, both } (sizes), r.samples = [#{ source, source_tokens, output, reference,
 //! //   source_text, output_text, reference_text }] (token lists and their decoded text)
 //! ```
+//! Results are cached in `$CROSSLING_MODELS/analysis/` by a hash of the model's weights and the spec, so the five
+//! Liu scripts that share one grid compute it once (`--fresh` recomputes).
+//!
 //! Every position of a test sentence (specials excluded) is decoded with the MLM head after adding α·D_l,
 //! `D_l = R_l(tgt) − R_l(src)`, to layer l's hidden states (l = 0: the embedding output); the predicted subword
 //! tokens are the hypothesis, the reference sentence's subword tokens (same tokenizer) the reference of BLEU-1.
@@ -24,14 +27,14 @@ use tch::{Device, Tensor};
 
 use super::engine::{at, rhai_err, Session};
 use super::handles::ModelRef;
-use crate::analysis::language::{bleu1, convert_rate, predict_tokens, shifted_logits, LayerMeans};
+use crate::analysis::language::{bleu1, convert_rate, predict_tokens, shifted_hidden, LayerMeans};
 use crate::features::batch::{length_batches, padded};
 use crate::model::load::LoadedModel;
 
 type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
 
 /// What `lang::mds` computes.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MdsSpec {
     pub src: String,
@@ -131,12 +134,43 @@ fn floats(v: &[f64]) -> Dynamic {
     Dynamic::from_array(v.iter().map(|&x| Dynamic::from_float(x)).collect())
 }
 
+/// A grid of numbers; an undefined cell (NaN: e.g. a convert rate when no prediction is language-exclusive) is `()`.
 fn grid(v: &[Vec<f64>]) -> Dynamic {
-    Dynamic::from_array(v.iter().map(|r| floats(r)).collect())
+    let cell = |x: f64| if x.is_finite() { Dynamic::from_float(x) } else { Dynamic::UNIT };
+    Dynamic::from_array(v.iter().map(|r| Dynamic::from_array(r.iter().map(|&x| cell(x)).collect())).collect())
 }
 
 fn strings(v: &[String]) -> Dynamic {
     Dynamic::from_array(v.iter().map(|s| Dynamic::from(s.clone())).collect())
+}
+
+/// Arg-max tokens (never a special) of the MLM head at the positions where `keep` is true, row-major; logits are
+/// computed only there, in chunks of at most 256 MiB (`chunk × vocab` f32), so a 120k-token vocabulary fits.
+///
+/// # Shapes
+/// `hidden`: `[batch, seq, d]`, `keep`: `[batch, seq]` bool → one id per kept position.
+fn decode_positions(
+    m: &LoadedModel,
+    hidden: &Tensor,
+    keep: &Tensor,
+    lang: &str,
+    excluded: &[u32],
+) -> crate::error::Result<Vec<i64>> {
+    let d = hidden.size()[2];
+    let idx = keep.flatten(0, -1).nonzero().squeeze_dim(1);
+    let rows = hidden.reshape([-1, d]).index_select(0, &idx); // [n, d]
+    let chunk = ((256usize << 20) / (4 * m.config.vocab_size.max(1))).max(1) as i64;
+    let mut out = Vec::with_capacity(rows.size()[0] as usize);
+    let n = rows.size()[0];
+    let mut start = 0;
+    while start < n {
+        let len = chunk.min(n - start);
+        let logits = m.model.logits(&rows.narrow(0, start, len).unsqueeze(0), lang)?; // [1, len, vocab]
+        let pred = predict_tokens(&logits, excluded).flatten(0, -1);
+        out.extend(Vec::<i64>::try_from(pred).map_err(|e| crate::error::Error::Invalid(e.to_string()))?);
+        start += len;
+    }
+    Ok(out)
 }
 
 /// Runs the MDS grid of `spec` on `m`.
@@ -190,19 +224,21 @@ pub fn mds(m: &LoadedModel, spec: &MdsSpec) -> crate::error::Result<Map> {
             let mut hyp_ids = vec![Vec::new(); test.len()];
             let mut preds_all = Vec::new();
             for (ids, mask, rows) in &batched {
-                let logits = tch::no_grad(|| {
-                    shifted_logits(&m.model, ids, Some(mask), &spec.src, layer, &shift.get(layer as i64), alpha)
-                })?;
-                let pred = predict_tokens(&logits, &excluded); // [b, seq]
                 let keep = content_mask(ids, mask, &specials);
-                let pred_v: Vec<i64> =
-                    Vec::try_from(pred.flatten(0, -1)).map_err(|e: tch::TchError| Error::Invalid(e.to_string()))?;
                 let keep_v: Vec<bool> =
                     Vec::try_from(keep.flatten(0, -1)).map_err(|e: tch::TchError| Error::Invalid(e.to_string()))?;
+                let pred_v = tch::no_grad(|| {
+                    let h =
+                        shifted_hidden(&m.model, ids, Some(mask), &spec.src, layer, &shift.get(layer as i64), alpha)?;
+                    decode_positions(m, &h, &keep, &spec.src, &excluded)
+                })?;
+                // pred_v follows the kept positions in row-major order.
                 let seq = ids.size()[1] as usize;
+                let mut next = 0;
                 for (r, &i) in rows.iter().enumerate() {
-                    let sel: Vec<i64> =
-                        (0..seq).filter(|&t| keep_v[r * seq + t]).map(|t| pred_v[r * seq + t]).collect();
+                    let n = (0..seq).filter(|&t| keep_v[r * seq + t]).count();
+                    let sel: Vec<i64> = pred_v[next..next + n].to_vec();
+                    next += n;
                     preds_all.extend(sel.iter().map(|&x| x as u32));
                     hyps[i] = token_strings(m, &sel);
                     hyp_ids[i] = sel;
@@ -268,6 +304,33 @@ fn per_layer_index(alphas: &[f64], alpha: f64) -> usize {
     alphas.iter().position(|&a| a == alpha).unwrap_or(0)
 }
 
+/// Format of cached MDS results; bump when `mds` changes what it computes.
+const MDS_CACHE_FORMAT: u32 = 1;
+
+/// Where the result of `spec` on `m` is cached: `MODELS/analysis/mds-KEY.json`, KEY = sha256 of the cache format,
+/// the model's weights sha256 and kind, and the spec.
+fn cache_file(
+    models_dir: &std::path::Path,
+    m: &LoadedModel,
+    spec: &MdsSpec,
+) -> crate::error::Result<std::path::PathBuf> {
+    use sha2::{Digest, Sha256};
+    let spec_json = serde_json::to_string(spec).map_err(|e| crate::error::Error::Invalid(e.to_string()))?;
+    let key = format!("{MDS_CACHE_FORMAT}\n{}\n{}\n{spec_json}", m.source.kind.name(), m.source.weights_sha256);
+    let hash = hex::encode(Sha256::digest(key.as_bytes()));
+    Ok(models_dir.join("analysis").join(format!("mds-{}.json", &hash[..16])))
+}
+
+fn write_atomic(path: &std::path::Path, text: &str) -> crate::error::Result<()> {
+    use crate::error::Error;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let tmp = path.with_extension(format!("json.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+}
+
 /// The `lang` module of `session`.
 pub fn module(session: &Session) -> Module {
     let mut m = Module::new();
@@ -277,7 +340,21 @@ pub fn module(session: &Session) -> Module {
             let spec: MdsSpec = rhai::serde::from_dynamic(&Dynamic::from_map(spec))
                 .map_err(|e| rhai_err(format!("lang::mds spec: {e}")))?;
             let loaded = super::ns_features::open(&s, &model).map_err(rhai_err)?;
-            let out = mds(&loaded, &spec).map_err(rhai_err)?;
+            let cache = cache_file(&s.env.models_dir, &loaded, &spec).map_err(rhai_err)?;
+            let out = match std::fs::read_to_string(&cache) {
+                Ok(text) if !s.env.fresh => {
+                    let v: serde_json::Value = serde_json::from_str(&text)
+                        .map_err(|e| rhai_err(format!("{}: {e} (delete it or run with --fresh)", cache.display())))?;
+                    s.env.log.push(format!("lang::mds {}: cached result {}", model.name, cache.display()));
+                    rhai::serde::to_dynamic(v)?.cast::<Map>()
+                }
+                _ => {
+                    let out = mds(&loaded, &spec).map_err(rhai_err)?;
+                    let v: serde_json::Value = rhai::serde::from_dynamic(&Dynamic::from_map(out.clone()))?;
+                    write_atomic(&cache, &v.to_string()).map_err(rhai_err)?;
+                    out
+                }
+            };
             s.env.log.push(format!(
                 "lang::mds {} {}→{}: {} test sentences, {} layers × {} alphas",
                 model.name,

@@ -42,6 +42,9 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     env.validate()?;
     std::fs::create_dir_all(&opts.out_dir).map_err(|e| Error::io(&opts.out_dir, e))?;
     let session = Session::new(env.clone())?;
+    let project = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The revision of the code as the run starts (edits made while it runs do not describe it).
+    let revision = git_revision(project);
     let started_at = now_utc();
     let t0 = Instant::now();
     let outcome = run_file(&session, script);
@@ -66,9 +69,8 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     if record.title.is_empty() {
         record.title = crate::figures::info(id).map(|f| f.title.to_string()).unwrap_or_else(|_| id.to_string());
     }
-    let project = Path::new(env!("CARGO_MANIFEST_DIR"));
     let p = &mut record.provenance;
-    p.revision = git_revision(project);
+    p.revision = revision;
     p.crossling_version = env!("CARGO_PKG_VERSION").to_string();
     p.libtorch = crate::device::torch_info().libtorch_lib.to_string();
     p.scale = opts.scale.clone();
