@@ -16,6 +16,11 @@ fn main() {
             lib.display()
         );
     }
+    // torch-sys asks for torch_cuda, but rustc links with --as-needed and no symbol of it is referenced, so the
+    // linker drops it and libtorch then sees no GPU at run time (tch-rs issue #980). Keep it explicitly.
+    if lib.join("libtorch_cuda.so").exists() {
+        println!("cargo:rustc-link-arg=-Wl,--no-as-needed,-ltorch_cuda,--as-needed");
+    }
     // Keep the path through the .venv/libtorch link, so a rebuilt virtual environment needs no rebuild here.
     println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib.display());
     println!("cargo:rustc-env=CROSSLING_LIBTORCH_LIB={}", lib.display());

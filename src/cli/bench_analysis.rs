@@ -1,6 +1,8 @@
 //! `crossling bench cka` and `crossling bench csls`: timings of the analysis primitives against Python reference
 //! implementations run in the same command on the same data and threads (`tests/reference/bench_cka.py`,
-//! `tests/reference/bench_csls.py`). Benchmarks, not tests: they print what they measured.
+//! `tests/reference/bench_csls.py`). Benchmarks, not tests: they print what they measured. With `--device cuda`
+//! crossling's kernels run on the GPU (timed to a device synchronisation, input copy excluded); the CSLS reference
+//! runs on the same device, the CKA reference (numpy) stays on the CPU.
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use crossling::analysis::{arrays, cka, scores};
@@ -8,7 +10,7 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
-use tch::{Kind, Tensor};
+use tch::{Device, Kind, Tensor};
 
 #[derive(Subcommand)]
 pub enum BenchAnalysisCommand {
@@ -16,21 +18,26 @@ pub enum BenchAnalysisCommand {
     Cka(BenchCkaArgs),
     /// CSLS top-k for every source row against a blocked MUSE-style PyTorch implementation.
     Csls(BenchCslsArgs),
+    /// Sentence features of every layer (mean-pooled) against Hugging Face transformers on the same model.
+    Features(super::bench_features::BenchFeaturesArgs),
 }
 
 #[derive(Args)]
 pub struct Common {
     /// Threads for libtorch here and for the reference (default: all cores).
     #[arg(long)]
-    threads: Option<usize>,
+    pub(super) threads: Option<usize>,
     /// Python with numpy and torch (default: $CROSSLING_PYTHON, else .venv/bin/python).
     #[arg(long)]
-    python: Option<PathBuf>,
+    pub(super) python: Option<PathBuf>,
     /// Random seed of the synthetic data.
     #[arg(long, default_value_t = 0)]
-    seed: i64,
+    pub(super) seed: i64,
+    /// cpu, cuda or cuda:N: where crossling's kernels (and the reference) run.
+    #[arg(long, default_value = "cpu")]
+    pub(super) device: String,
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
 }
 
 #[derive(Args)]
@@ -69,26 +76,45 @@ pub fn run(cmd: BenchAnalysisCommand) -> Result<()> {
     match cmd {
         BenchAnalysisCommand::Cka(a) => bench_cka(a),
         BenchAnalysisCommand::Csls(a) => bench_csls(a),
+        BenchAnalysisCommand::Features(a) => super::bench_features::run(a),
     }
 }
 
-fn threads(c: &Common) -> usize {
+pub(super) fn threads(c: &Common) -> usize {
     c.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
 }
 
-fn python(c: &Common) -> PathBuf {
+pub(super) fn device(c: &Common) -> Result<Device> {
+    Ok(crossling::train::step::resolve_device(&c.device)?)
+}
+
+pub(super) fn device_name(d: Device) -> String {
+    match d {
+        Device::Cuda(i) => format!("cuda:{i}"),
+        _ => "cpu".into(),
+    }
+}
+
+/// Wait for the work queued on `d` (a no-op on the CPU), so that wall times include it.
+pub(super) fn sync(d: Device) {
+    if let Device::Cuda(i) = d {
+        tch::Cuda::synchronize(i as i64);
+    }
+}
+
+pub(super) fn python(c: &Common) -> PathBuf {
     c.python
         .clone()
         .or_else(|| std::env::var_os("CROSSLING_PYTHON").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from(".venv/bin/python"))
 }
 
-fn script(name: &str) -> PathBuf {
+pub(super) fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference").join(name)
 }
 
 /// Run a reference script; its last stdout line is a JSON object.
-fn run_reference(py: &Path, script: &Path, args: &[String]) -> Result<serde_json::Value> {
+pub(super) fn run_reference(py: &Path, script: &Path, args: &[String]) -> Result<serde_json::Value> {
     let out = Command::new(py)
         .arg(script)
         .args(args)
@@ -110,7 +136,7 @@ fn peak_rss() -> Option<u64> {
 }
 
 /// CPU seconds (user + system, all threads) of this process so far, from /proc/self/stat (clock ticks of 1/100 s).
-fn cpu_seconds() -> f64 {
+pub(super) fn cpu_seconds() -> f64 {
     let Ok(s) = std::fs::read_to_string("/proc/self/stat") else { return f64::NAN };
     // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
     let rest = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
@@ -149,8 +175,12 @@ fn bench_cka(a: BenchCkaArgs) -> Result<()> {
         &script("bench_cka.py"),
         &[xp.display().to_string(), yp.display().to_string(), t.to_string()],
     )?;
+    let dev = device(&a.common)?;
+    let (xs, ys) = (xs.to_device(dev), ys.to_device(dev));
+    sync(dev);
     let (start, cpu0) = (Instant::now(), cpu_seconds());
     let grid = cka::cka_grid(&xs, &ys, cka::CkaKind::Linear)?;
+    sync(dev);
     let (ours, ours_cpu) = (start.elapsed().as_secs_f64(), cpu_seconds() - cpu0);
     let diff = |key: &str| -> f64 {
         let g = reference[key].as_array().cloned().unwrap_or_default();
@@ -163,7 +193,7 @@ fn bench_cka(a: BenchCkaArgs) -> Result<()> {
     let (r64, r32) =
         (reference["seconds_f64"].as_f64().unwrap_or(f64::NAN), reference["seconds_f32"].as_f64().unwrap_or(f64::NAN));
     let report = json!({
-        "bench": "cka", "layers": a.layers, "n": a.n, "d": a.d, "threads": t,
+        "bench": "cka", "layers": a.layers, "n": a.n, "d": a.d, "threads": t, "device": device_name(dev),
         "crossling_seconds": ours, "crossling_cpu_seconds": ours_cpu,
         "numpy_f64_seconds": r64, "numpy_f32_seconds": r32,
         "numpy_f64_cpu_seconds": reference["cpu_seconds_f64"], "numpy_f32_cpu_seconds": reference["cpu_seconds_f32"],
@@ -176,7 +206,13 @@ fn bench_cka(a: BenchCkaArgs) -> Result<()> {
     if a.common.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("linear CKA grid {0} × {0} layers, {1} × {2} per layer, {t} threads", a.layers, a.n, a.d);
+        println!(
+            "linear CKA grid {0} × {0} layers, {1} × {2} per layer, {t} threads, crossling on {3} (numpy on the CPU)",
+            a.layers,
+            a.n,
+            a.d,
+            device_name(dev)
+        );
         let cpu = |k: &str| reference[k].as_f64().unwrap_or(f64::NAN);
         println!("  crossling             {ours:.3} s wall, {ours_cpu:.2} s CPU");
         println!(
@@ -197,7 +233,7 @@ fn bench_cka(a: BenchCkaArgs) -> Result<()> {
     Ok(())
 }
 
-fn tempfile_dir() -> Result<PathBuf> {
+pub(super) fn tempfile_dir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("crossling-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     Ok(dir)
@@ -212,6 +248,7 @@ fn bench_csls(a: BenchCslsArgs) -> Result<()> {
     let (sp, tp, op) = (dir.join("src.npy"), dir.join("tgt.npy"), dir.join("ref_top.npy"));
     arrays::write_npy(&sp, &src)?;
     arrays::write_npy(&tp, &tgt)?;
+    let dev = device(&a.common)?;
     let reference = run_reference(
         &python(&a.common),
         &script("bench_csls.py"),
@@ -222,28 +259,32 @@ fn bench_csls(a: BenchCslsArgs) -> Result<()> {
             a.topk.to_string(),
             t.to_string(),
             op.display().to_string(),
+            device_name(dev),
         ],
     )?;
+    let (src, tgt) = (src.to_device(dev), tgt.to_device(dev));
+    sync(dev);
     let rss_before = peak_rss();
     let reset = reset_peak_rss();
     let (start, cpu0) = (Instant::now(), cpu_seconds());
     let scorer = scores::Scorer::new(&src, &tgt, scores::Method::Csls { k: a.k }, scores::Options::default())?;
     let top = scorer.top_k(None, a.topk)?;
+    sync(dev);
     let (ours, ours_cpu) = (start.elapsed().as_secs_f64(), cpu_seconds() - cpu0);
     let peak = peak_rss();
     let theirs = arrays::read_npy(&op)?;
-    let agree_top1 = top
-        .indices
+    let indices = top.indices.to_device(Device::Cpu);
+    let agree_top1 = indices
         .narrow(1, 0, 1)
         .eq_tensor(&theirs.narrow(1, 0, 1))
         .to_kind(Kind::Double)
         .mean(Kind::Double)
         .double_value(&[]);
-    let agree_all = top.indices.eq_tensor(&theirs).to_kind(Kind::Double).mean(Kind::Double).double_value(&[]);
+    let agree_all = indices.eq_tensor(&theirs).to_kind(Kind::Double).mean(Kind::Double).double_value(&[]);
     std::fs::remove_dir_all(&dir).ok();
     let r = reference["seconds"].as_f64().unwrap_or(f64::NAN);
     let report = json!({
-        "bench": "csls", "n": a.n, "d": a.d, "k": a.k, "topk": a.topk, "threads": t,
+        "bench": "csls", "n": a.n, "d": a.d, "k": a.k, "topk": a.topk, "threads": t, "device": device_name(dev),
         "crossling_seconds": ours, "reference_seconds": r, "speedup": r / ours,
         "crossling_cpu_seconds": ours_cpu, "reference_cpu_seconds": reference["cpu_seconds"],
         "block_rows": scorer.block_rows(),
@@ -256,7 +297,15 @@ fn bench_csls(a: BenchCslsArgs) -> Result<()> {
     if a.common.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("CSLS (k {}) top-{} for {} × {} × {}, {t} threads", a.k, a.topk, a.n, a.n, a.d);
+        println!(
+            "CSLS (k {}) top-{} for {} × {} × {}, {t} threads, both on {}",
+            a.k,
+            a.topk,
+            a.n,
+            a.n,
+            a.d,
+            device_name(dev)
+        );
         let rc = reference["cpu_seconds"].as_f64().unwrap_or(f64::NAN);
         println!(
             "  crossling                   {ours:.3} s wall, {ours_cpu:.2} s CPU  (blocks of {} rows)",

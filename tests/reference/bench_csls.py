@@ -4,7 +4,7 @@
 sources and of every source among the targets (blocks of 1024 rows), then 2·cos − r_src − r_tgt for blocks of
 128 source rows and their top k.
 
-Usage: bench_csls.py SRC.npy TGT.npy K TOPK THREADS OUT.npy   (SRC, TGT: [n, d] float32)
+Usage: bench_csls.py SRC.npy TGT.npy K TOPK THREADS OUT.npy [DEVICE]   (SRC, TGT: [n, d] float32; DEVICE cpu)
 Prints one JSON line with the wall and CPU time (all threads); writes the top-k indices to OUT.npy.
 """
 import json
@@ -41,13 +41,16 @@ def csls_topk(src, tgt, knn, topk):
 
 def main():
     src_path, tgt_path, knn, topk, threads, out_path = sys.argv[1:7]
+    device = torch.device(sys.argv[7] if len(sys.argv) > 7 else "cpu")
     torch.set_num_threads(int(threads))
-    src = torch.from_numpy(np.load(src_path))
-    tgt = torch.from_numpy(np.load(tgt_path))
+    src = torch.from_numpy(np.load(src_path)).to(device)
+    tgt = torch.from_numpy(np.load(tgt_path)).to(device)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
     t0, c0 = time.perf_counter(), time.process_time()
     src = src / src.norm(2, 1, keepdim=True).expand_as(src)
     tgt = tgt / tgt.norm(2, 1, keepdim=True).expand_as(tgt)
-    idx = csls_topk(src, tgt, int(knn), int(topk))
+    idx = csls_topk(src, tgt, int(knn), int(topk)).cpu()
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     np.save(out_path, idx.numpy())
     print(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "torch": torch.__version__, "threads": torch.get_num_threads()}))
