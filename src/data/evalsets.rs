@@ -1,8 +1,10 @@
 //! Evaluation text of the figures, read from the bundle: multi-way parallel XNLI sentences (Emerging §5.3 CKA,
 //! Figure 7) and Tatoeba sentence pairs (Emerging §5.2, Figure 6). Each function returns the text and the
-//! `(path, sha256)` of every file it read, for provenance.
+//! `(path, sha256)` of every file it read, for provenance. Also the MUSE bilingual dictionaries with their
+//! train / test split (Emerging §5.1, Figure 4).
 use std::collections::{BTreeMap, HashSet};
 
+use crate::data::formats::muse::{layout_for, read as read_muse, split_by_source_rank, Split, MUSE_TEST, MUSE_TRAIN};
 use crate::data::formats::{parallel, xnli};
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
@@ -10,6 +12,20 @@ use crate::error::{Error, Result};
 
 /// Files read, as (mirror path, sha256).
 pub type FilesRead = Vec<(String, String)>;
+
+/// The MUSE dictionary `pair` (`en-fr`: English → French) split by unique-source-word rank into train [0, 5000) and
+/// test [5000, 6500), as MUSE's `.0-5000.txt` / `.5000-6500.txt` files are.
+pub fn muse_split(catalog: &Catalog, roots: &DataRoots, pair: &str) -> Result<(Split, FilesRead)> {
+    let muse = catalog.get("muse")?;
+    let wanted = format!("dict/muse/{pair}.dict");
+    let file = muse.files.iter().find(|f| f.path == wanted).ok_or_else(|| {
+        let known: Vec<&str> = muse.files.iter().map(|f| f.path.as_str()).collect();
+        Error::Invalid(format!("no MUSE dictionary '{pair}' (known: {})", known.join(", ")))
+    })?;
+    let path = roots.resolve(file)?;
+    let pairs = read_muse(&path, layout_for(&path))?;
+    Ok((split_by_source_rank(&pairs, MUSE_TRAIN, MUSE_TEST), vec![(file.path.clone(), file.sha256.clone())]))
+}
 
 /// Tatoeba's three-letter codes for our languages.
 fn tatoeba_code(lang: &str) -> Result<&'static str> {

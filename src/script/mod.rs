@@ -8,7 +8,7 @@
 //! - [`handles`]: the opaque `Model` and `Features` types.
 //! - Namespaces: [`ns_results`] (`results::`), [`ns_data`] (`data::`), [`ns_train`] (`train::`, `model::`),
 //!   [`ns_features`] (`features::`), [`ns_cka`] (`cka::`), [`ns_align`] (`align::`, `retrieve::`),
-//!   [`ns_lang`] (`lang::`).
+//!   [`ns_lang`] (`lang::`), [`ns_words`] (`words::`).
 pub mod charts;
 pub mod engine;
 pub mod env;
@@ -20,6 +20,7 @@ pub mod ns_features;
 pub mod ns_lang;
 pub mod ns_results;
 pub mod ns_train;
+pub mod ns_words;
 pub mod provenance;
 pub mod record;
 pub mod render;
@@ -43,5 +44,6 @@ pub fn namespaces(session: &Session) -> Vec<(&'static str, rhai::Module)> {
         ("align", ns_align::align_module()),
         ("retrieve", ns_align::retrieve_module()),
         ("lang", ns_lang::module(session)),
+        ("words", ns_words::module(session)),
     ]
 }

@@ -7,7 +7,6 @@
 //! words ranked [0, 5000)), so the [5000, 6500) test split used by word-retrieval figures never leaks into
 //! pre-training. Sentences of the pair's source language use source→target translations; sentences of the
 //! target language use the reversed pairs.
-use crate::data::formats::muse::{layout_for, read as read_muse, split_by_source_rank, MUSE_TRAIN};
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
 use crate::data::text_file::LineReader;
@@ -67,15 +66,7 @@ impl CodeSwitchConfig {
 
 /// The MUSE train-split pairs of `pair` (`en-fr` → (english, french) pairs).
 pub fn muse_train_pairs(catalog: &Catalog, roots: &DataRoots, pair: &str) -> Result<Vec<(String, String)>> {
-    let muse = catalog.get("muse")?;
-    let wanted = format!("dict/muse/{pair}.dict");
-    let file = muse.files.iter().find(|f| f.path == wanted).ok_or_else(|| {
-        let known: Vec<&str> = muse.files.iter().map(|f| f.path.as_str()).collect();
-        Error::Invalid(format!("no MUSE dictionary '{pair}' (known: {})", known.join(", ")))
-    })?;
-    let path = roots.resolve(file)?;
-    let pairs = read_muse(&path, layout_for(&path))?;
-    let split = split_by_source_rank(&pairs, MUSE_TRAIN, 0..0);
+    let (split, _) = crate::data::evalsets::muse_split(catalog, roots, pair)?;
     Ok(split.train.into_iter().map(|p| (p.src, p.tgt)).collect())
 }
 
