@@ -9,6 +9,8 @@
 //! - [`bootstrap`]: percentile bootstrap confidence intervals over source words.
 //! - [`cka`]: linear, debiased linear and RBF CKA (Kornblith et al. 2019), and layer × layer grids.
 //! - [`language`]: mean of language, mean-difference shift, unsupervised token translation, convert rate, BLEU-1.
+//! - [`token_translation`]: the mean-difference-shift experiment on a loaded model (means of language, layer ×
+//!   α grid of convert rate and BLEU-1): the one part of this module that runs a model.
 //! - [`arrays`]: `.npy` / `.safetensors` matrices and per-layer stacks, and a finiteness check.
 //!
 //! Every function is pure: tensors in, tensors or numbers out, on the device of its inputs. Rows are vectors
@@ -21,6 +23,7 @@ pub mod metrics;
 pub mod normalize;
 pub mod procrustes;
 pub mod scores;
+pub mod token_translation;
 
 use crate::error::{Error, Result};
 use tch::{Kind, Tensor};

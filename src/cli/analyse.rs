@@ -1,6 +1,7 @@
 //! `crossling analyse`: CKA between representations, Procrustes alignment on a dictionary, and word or sentence
-//! retrieval with P@1/5/10 and MRR in both directions. Matrices are `.npy` or `.safetensors` (`FILE#NAME` picks a
-//! tensor); word and sentence lists are text files, one entry per line, in row order.
+//! retrieval with P@1/5/10 and MRR in both directions (`analyse lang`, means of language and MDS, is in
+//! `analyse_lang`). Matrices are `.npy` or `.safetensors` (`FILE#NAME` picks a tensor); word and sentence lists are
+//! text files, one entry per line, in row order.
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use crossling::analysis::{
@@ -24,6 +25,8 @@ pub enum AnalyseCommand {
     Align(AlignArgs),
     /// Retrieval in both directions: word translation with a dictionary, else row i ↔ row i (sentences).
     Retrieve(RetrieveArgs),
+    /// Means of language per layer, the mean-difference shift, and MDS token translation (Liu et al. 2020, §4).
+    Lang(super::analyse_lang::LangArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -81,9 +84,10 @@ pub struct AlignArgs {
     #[command(flatten)]
     spaces: Spaces,
     /// Training dictionary: MUSE pairs (`src tgt`, or `tgt @ src` in .dict files) with --src-words/--tgt-words,
-    /// else pairs of row indices `i j`.
+    /// else pairs of row indices `i j`; without one, row i of the source is parallel to row i of the target
+    /// (sentences).
     #[arg(long)]
-    dict: PathBuf,
+    dict: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "orthogonal")]
     map: MapKind,
     /// MUSE-style refinement rounds after the fit (orthogonal maps only).
@@ -132,6 +136,7 @@ pub fn run(cmd: AnalyseCommand) -> Result<()> {
         AnalyseCommand::Cka(a) => run_cka(a),
         AnalyseCommand::Align(a) => run_align(a),
         AnalyseCommand::Retrieve(a) => run_retrieve(a),
+        AnalyseCommand::Lang(a) => super::analyse_lang::run(a),
     }
 }
 
@@ -282,13 +287,34 @@ fn flat_pairs(d: &IndexedDict) -> Vec<(i64, i64)> {
 
 fn run_align(a: AlignArgs) -> Result<()> {
     let l = load(&a.spaces)?;
-    let words = l.src_words.is_some() || l.tgt_words.is_some();
-    let pairs = read_dict(&a.dict, words)?;
-    let dict = resolve(&pairs, &l, false)?;
-    let train = flat_pairs(&dict);
-    if train.is_empty() {
-        bail!("{}: no pair has both words in the vocabularies ({} pairs dropped)", a.dict.display(), dict.n_oov_pairs);
-    }
+    let (train, n_sources, n_oov) = match &a.dict {
+        Some(path) => {
+            let words = l.src_words.is_some() || l.tgt_words.is_some();
+            let dict = resolve(&read_dict(path, words)?, &l, false)?;
+            let train = flat_pairs(&dict);
+            if train.is_empty() {
+                bail!(
+                    "{}: no pair has both words in the vocabularies ({} pairs dropped)",
+                    path.display(),
+                    dict.n_oov_pairs
+                );
+            }
+            (train, dict.sources.len(), dict.n_oov_pairs)
+        }
+        None => {
+            let (n, m) = (l.src.size()[0], l.tgt.size()[0]);
+            if n != m {
+                bail!(
+                    "without --dict rows are parallel, but {} has shape {:?} and {} has shape {:?}",
+                    a.spaces.src,
+                    l.src.size(),
+                    a.spaces.tgt,
+                    l.tgt.size()
+                );
+            }
+            ((0..n).map(|i| (i, i)).collect::<Vec<_>>(), n as usize, 0)
+        }
+    };
     let (x, y) = procrustes::paired_rows(&l.src, &l.tgt, &train)?;
     let mut w = match a.map {
         MapKind::Orthogonal => procrustes::procrustes(&x, &y)?,
@@ -310,8 +336,8 @@ fn run_align(a: AlignArgs) -> Result<()> {
     }
     let report = json!({
         "pairs": train.len(),
-        "source_words": dict.sources.len(),
-        "oov_pairs": dict.n_oov_pairs,
+        "source_words": n_sources,
+        "oov_pairs": n_oov,
         "map": match a.map { MapKind::Orthogonal => "orthogonal", MapKind::Lstsq => "lstsq" },
         "w_shape": w.size(),
         "mean_pair_cosine": fit_cos,
@@ -327,8 +353,8 @@ fn run_align(a: AlignArgs) -> Result<()> {
             report["map"].as_str().unwrap_or(""),
             w.size(),
             train.len(),
-            dict.sources.len(),
-            dict.n_oov_pairs
+            n_sources,
+            n_oov
         );
         println!("mean cosine of mapped training pairs: {fit_cos:.4}");
         if !sizes.is_empty() {

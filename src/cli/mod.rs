@@ -3,9 +3,11 @@
 use clap::{Parser, Subcommand};
 
 mod analyse;
+mod analyse_lang;
 mod anchors;
 mod bench;
 mod bench_analysis;
+mod bench_features;
 mod data;
 mod export;
 mod features;
@@ -33,10 +35,10 @@ enum Command {
     Train(train::TrainArgs),
     /// Anchor statistics of a trained tokenizer on two languages' corpora: shared token types and their share.
     Anchors(anchors::AnchorsArgs),
-    /// Representation analysis: CKA, Procrustes alignment, word and sentence retrieval.
+    /// Representation analysis: CKA, Procrustes alignment, word and sentence retrieval, means of language / MDS.
     #[command(subcommand)]
     Analyse(analyse::AnalyseCommand),
-    /// Benchmarks that print measured ratios against a reference run (train, cka, csls); not tests.
+    /// Benchmarks that print measured ratios against a reference run (train, cka, csls, features); not tests.
     #[command(subcommand)]
     Bench(BenchCommand),
     /// Every layer's hidden states for each line of a text file, ragged, in one safetensors file.
