@@ -273,13 +273,41 @@ pub fn split_spec(spec: &str) -> (&Path, Option<&str>) {
     }
 }
 
+/// `NAME[l]` → (`NAME`, `Some(l)`); anything else → (`name`, `None`).
+fn layer_index(name: &str) -> (&str, Option<i64>) {
+    if let Some(open) = name.strip_suffix(']').and_then(|n| n.rfind('[').map(|i| (&n[..i], &n[i + 1..]))) {
+        if let Ok(l) = open.1.parse::<i64>() {
+            return (open.0, Some(l));
+        }
+    }
+    (name, None)
+}
+
 /// Read an array by extension: `.npy`, or `.safetensors` (with `#NAME` to pick a tensor), in its stored kind.
+/// `#NAME[l]` picks entry `l` of the tensor's first axis (one layer of a stack `[layers, rows, dim]`).
 pub fn read_array(spec: &str) -> Result<Tensor> {
     let (path, name) = split_spec(spec);
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("npy") => read_npy(path),
-        Some("safetensors") => read_safetensors(path, name),
-        _ => Err(Error::format_file(path, "unknown array format; expected .npy or .safetensors")),
+    let (name, layer) = match name.map(layer_index) {
+        Some((n, l)) => (Some(n), l),
+        None => (None, None),
+    };
+    let t = match path.extension().and_then(|e| e.to_str()) {
+        Some("npy") => read_npy(path)?,
+        Some("safetensors") => read_safetensors(path, name)?,
+        _ => return Err(Error::format_file(path, "unknown array format; expected .npy or .safetensors")),
+    };
+    match layer {
+        None => Ok(t),
+        Some(l) => {
+            let s = t.size();
+            if s.is_empty() || l < 0 || l >= s[0] {
+                return Err(Error::format_file(
+                    path,
+                    format!("[{l}] is out of range for tensor '{}' of shape {s:?}", name.unwrap_or_default()),
+                ));
+            }
+            Ok(t.get(l))
+        }
     }
 }
 
@@ -433,6 +461,10 @@ mod tests {
         assert!(read_array(&spec).unwrap().equal(&a));
         assert!(read_safetensors(&p, Some("emb")).unwrap().equal(&b));
         assert_eq!(read_stack(&spec).unwrap().size(), [2, 3, 4]);
+        let layer = read_matrix(&format!("{}#layers[1]", p.display())).unwrap();
+        assert!(layer.equal(&a.get(1)));
+        let e = read_matrix(&format!("{}#layers[2]", p.display())).unwrap_err().to_string();
+        assert!(e.contains("f.safetensors") && e.contains("[2] is out of range") && e.contains("[2, 3, 4]"), "{e}");
         let e = read_safetensors(&p, None).unwrap_err().to_string();
         assert!(e.contains("f.safetensors") && e.contains("emb") && e.contains("layers"), "{e}");
         let e = read_safetensors(&p, Some("nope")).unwrap_err().to_string();

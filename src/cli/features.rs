@@ -1,11 +1,12 @@
 //! `crossling features`: every layer's hidden states for each line of a text file, ragged, in one safetensors
 //! file (see `crossling::model::dump` for the layout).
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 
 use crossling::device::parse_device;
-use crossling::model::dump::{dump_hidden_states, DumpOptions};
+use crossling::features::Pooling;
+use crossling::model::dump::{dump_hidden_states, pooling_name, DumpOptions};
 use crossling::model::LoadedModel;
 
 #[derive(Args)]
@@ -32,6 +33,10 @@ pub struct FeaturesArgs {
     /// Cut longer lines instead of stopping with an error.
     #[arg(long)]
     truncate: bool,
+    /// Pool instead of writing every token: sentence (mean of a line's subwords, specials excluded), word-mean or
+    /// word-first (one row per word); none writes every token.
+    #[arg(long, default_value = "none")]
+    pool: String,
     /// cpu, cuda or cuda:N.
     #[arg(long, default_value = "cpu")]
     device: String,
@@ -43,13 +48,22 @@ pub fn run(a: FeaturesArgs) -> Result<()> {
     for note in &m.notes {
         eprintln!("note: {note}");
     }
-    let opts = DumpOptions { batch_tokens: a.batch_tokens, max_len: a.max_len, truncate: a.truncate };
+    let pool = match a.pool.as_str() {
+        "none" => None,
+        "sentence" => Some(Pooling::SentenceMean),
+        "word-mean" => Some(Pooling::WordMean),
+        "word-first" => Some(Pooling::WordFirst),
+        other => bail!("unknown --pool '{other}': expected none, sentence, word-mean or word-first"),
+    };
+    let opts = DumpOptions { batch_tokens: a.batch_tokens, max_len: a.max_len, truncate: a.truncate, pool };
     let s = dump_hidden_states(&m, &a.text, &a.lang, &opts, &a.out)?;
     println!(
-        "wrote {}: {} lines, {} tokens, {} layers + embeddings, width {}{}",
+        "wrote {}: {} lines, {} tokens, {} rows ({}), {} layers + embeddings, width {}{}",
         s.out.display(),
         s.lines,
         s.tokens,
+        s.rows,
+        if pool.is_none() { "every token" } else { pooling_name(pool) },
         s.layers,
         s.hidden,
         if s.truncated_lines > 0 { format!(", {} lines truncated", s.truncated_lines) } else { String::new() }

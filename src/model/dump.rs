@@ -8,8 +8,14 @@
 //! * `input_ids` `[T]` i64, `offsets` `[n + 1]` i64, `word_of` `[T]` i64 (the line's word index of each token, -1
 //!   for specials).
 //!
+//! With a pooling ([`DumpOptions::pool`]) the file holds pooled rows instead ([`crate::features::pooled_layers`]):
+//! * `hidden_states` `[L + 1, R, d]` f32 — one row per line (`sentence`: the mean of its subword vectors, specials
+//!   excluded) or per word (`word-mean` / `word-first`); line `i` occupies rows `offsets[i] .. offsets[i + 1]`;
+//! * `offsets` `[n + 1]` i64. A layer is then a matrix for `crossling analyse` (`FILE.safetensors#hidden_states[l]`)
+//!   and the whole stack a layer stack (`FILE.safetensors#hidden_states`).
+//!
 //! Metadata: `format`, `model`, `kind`, `weights_sha256`, `layers` (`L`), `hidden`, `lang`, `text_file`,
-//! `text_sha256`, `max_len`, `truncated_lines`.
+//! `text_sha256`, `max_len`, `truncated_lines`, `pool` (`none`, `sentence`, `word-mean`, `word-first`).
 //!
 //! Lines are sorted by length and packed into batches of at most `batch_tokens` padded tokens; each batch's
 //! hidden states are written straight to their rows of the file, so memory holds one batch, never the corpus.
@@ -22,7 +28,7 @@ use tch::{Kind, Tensor};
 use super::load::LoadedModel;
 use super::safetensors_file::{Dtype, StreamWriter, TensorSpec};
 use crate::error::{Error, Result};
-use crate::features::Tokenized;
+use crate::features::{pooled_layers, Extraction, Pooling, Tokenized};
 use crate::train::checkpoint::sha256_file;
 
 /// Format tag written to the metadata.
@@ -37,6 +43,18 @@ pub struct DumpOptions {
     pub max_len: Option<usize>,
     /// Cut longer lines to `max_len` (keeping `[SEP]`) instead of refusing them.
     pub truncate: bool,
+    /// Pool each line (or word) instead of writing every token's vectors.
+    pub pool: Option<Pooling>,
+}
+
+/// The name of a pooling in metadata and on the command line.
+pub fn pooling_name(pool: Option<Pooling>) -> &'static str {
+    match pool {
+        None => "none",
+        Some(Pooling::SentenceMean) => "sentence",
+        Some(Pooling::WordMean) => "word-mean",
+        Some(Pooling::WordFirst) => "word-first",
+    }
 }
 
 /// What [`dump_hidden_states`] wrote.
@@ -45,6 +63,8 @@ pub struct DumpSummary {
     pub out: PathBuf,
     pub lines: usize,
     pub tokens: usize,
+    /// Rows of `hidden_states`: tokens, lines or words.
+    pub rows: usize,
     pub layers: usize,
     pub hidden: usize,
     pub truncated_lines: usize,
@@ -118,26 +138,57 @@ pub fn dump_hidden_states(
         ("text_sha256", sha256_file(text_file)?),
         ("max_len", limit.to_string()),
         ("truncated_lines", truncated.to_string()),
+        ("pool", pooling_name(opts.pool).to_string()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
     let name = out.file_name().ok_or_else(|| Error::Invalid(format!("{} is not a file path", out.display())))?;
     let tmp = out.with_file_name(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
-    let result = write_all(m, lang, &seqs, &offsets, &specs, &meta, opts.batch_tokens, &tmp);
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
+    let result = match opts.pool {
+        None => write_all(m, lang, &seqs, &offsets, &specs, &meta, opts.batch_tokens, &tmp).map(|()| total),
+        Some(pooling) => write_pooled(m, lang, &seqs, pooling, &meta, opts.batch_tokens, &tmp),
+    };
+    let rows = match result {
+        Ok(rows) => rows,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
     std::fs::rename(&tmp, out).map_err(|e| Error::io(out, e))?;
     Ok(DumpSummary {
         out: out.to_path_buf(),
         lines: seqs.len(),
         tokens: total,
+        rows,
         layers,
         hidden,
         truncated_lines: truncated,
     })
+}
+
+/// Writes the pooled stack and its row offsets to `path`; returns the number of rows.
+fn write_pooled(
+    m: &LoadedModel,
+    lang: &str,
+    seqs: &[Tokenized],
+    pooling: Pooling,
+    meta: &BTreeMap<String, String>,
+    batch_tokens: usize,
+    path: &Path,
+) -> Result<usize> {
+    let how = Extraction { pooling, batch_tokens, device: m.device() };
+    let stack = pooled_layers(&m.model, lang, seqs, &how)?; // [L + 1, rows, d]
+    let mut offsets = vec![0i64; seqs.len() + 1];
+    for (i, s) in seqs.iter().enumerate() {
+        let rows = if pooling == Pooling::SentenceMean { 1 } else { s.n_words() };
+        offsets[i + 1] = offsets[i] + rows as i64;
+    }
+    let rows = stack.size()[1] as usize;
+    let tensors = [("hidden_states".to_string(), stack), ("offsets".to_string(), Tensor::from_slice(&offsets))];
+    super::safetensors_file::write_tensors(path, &tensors, meta)?;
+    Ok(rows)
 }
 
 #[allow(clippy::too_many_arguments)]

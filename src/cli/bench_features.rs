@@ -1,0 +1,196 @@
+//! `crossling bench features`: sentence-feature extraction — every layer's hidden states, mean-pooled over each
+//! sentence's tokens without [CLS]/[SEP] ([`crossling::features::pooled_layers`], what the figure scripts run) —
+//! against Hugging Face `transformers` on the very same model (`tests/reference/bench_features.py` creates a random
+//! `BertForMaskedLM`, saves it, and crossling imports that folder), the same sentences and threads.
+//!
+//! Sentences are random ids with lengths drawn from a seeded log-normal (median 22 subwords + 2 specials, cut to
+//! [4, 126]: the shape of XNLI sentences). The reference is timed on crossling's own length-sorted batches (the ratio
+//! then compares the model code) and on the usual transformers loop (fixed batches in input order, each padded to
+//! its longest). Both outputs are compared (max |Δ|), so the benchmark also checks that they compute the same thing.
+use anyhow::{bail, Result};
+use clap::Args;
+use crossling::analysis::arrays;
+use crossling::features::batch::length_batches;
+use crossling::features::{pooled_layers, Extraction, Pooling, Tokenized};
+use crossling::model::ModelConfig;
+use serde_json::json;
+use std::time::Instant;
+use tch::{Kind, Tensor};
+
+use super::bench_analysis::{
+    cpu_seconds, device, device_name, python, run_reference, script, sync, tempfile_dir, threads, Common,
+};
+
+#[derive(Args)]
+pub struct BenchFeaturesArgs {
+    /// Model shape: cpu (4 × 256, 4 heads, vocab 16,000) or paper (8 × 768, 12 heads, vocab 32,000).
+    #[arg(long, default_value = "cpu")]
+    shape: String,
+    /// Sentences to encode (default: 4,000 for cpu, 1,000 for paper).
+    #[arg(long)]
+    sentences: Option<usize>,
+    /// Padded tokens per forward pass (crossling's length batches; the reference gets the same batches).
+    #[arg(long, default_value_t = 8192)]
+    batch_tokens: usize,
+    /// Sentences per batch of the reference's fixed-batch loop.
+    #[arg(long, default_value_t = 32)]
+    fixed_batch: usize,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// A tiny deterministic generator (SplitMix64) for the synthetic sentences.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in (0, 1].
+    fn unit(&mut self) -> f64 {
+        ((self.next() >> 11) as f64 + 1.0) / (1u64 << 53) as f64
+    }
+}
+
+/// `n` sentences of random ids in [5, vocab) between [CLS] = 2 and [SEP] = 3.
+fn sentences(n: usize, vocab: usize, seed: u64) -> Vec<Tokenized> {
+    let mut rng = SplitMix(seed);
+    (0..n)
+        .map(|_| {
+            let z = (-2.0 * rng.unit().ln()).sqrt() * (std::f64::consts::TAU * rng.unit()).cos();
+            let len = ((3.1 + 0.5 * z).exp().round() as usize).clamp(4, 126);
+            let mut ids = vec![2i64];
+            ids.extend((0..len).map(|_| 5 + (rng.next() % (vocab as u64 - 5)) as i64));
+            ids.push(3);
+            let mut word_of = vec![None];
+            word_of.extend((0..len).map(Some));
+            word_of.push(None);
+            Tokenized { ids, word_of }
+        })
+        .collect()
+}
+
+pub fn run(a: BenchFeaturesArgs) -> Result<()> {
+    let (vocab, n_default) = match a.shape.as_str() {
+        "cpu" => (16_000, 4_000),
+        "paper" => (32_000, 1_000),
+        other => bail!("unknown --shape '{other}': expected cpu or paper"),
+    };
+    let cfg = ModelConfig::preset(&a.shape, vocab, Vec::<String>::new())?;
+    let n = a.sentences.unwrap_or(n_default);
+    if n == 0 {
+        bail!("--sentences must be at least 1");
+    }
+    let t = threads(&a.common);
+    tch::set_num_threads(t as i32);
+    let dev = device(&a.common)?;
+    let dir = tempfile_dir()?;
+    let texts = sentences(n, vocab, a.common.seed as u64);
+    let lens: Vec<usize> = texts.iter().map(|s| s.ids.len()).collect();
+    let tokens: usize = lens.iter().sum();
+    let flat: Vec<i64> = texts.iter().flat_map(|s| s.ids.iter().copied()).collect();
+    let offsets: Vec<i64> = std::iter::once(0)
+        .chain(lens.iter().scan(0i64, |acc, &l| {
+            *acc += l as i64;
+            Some(*acc)
+        }))
+        .collect();
+    let batches = length_batches(&lens, a.batch_tokens);
+    let rows: Vec<i64> = batches.iter().flatten().map(|&i| i as i64).collect();
+    let batch_offsets: Vec<i64> = std::iter::once(0)
+        .chain(batches.iter().scan(0i64, |acc, b| {
+            *acc += b.len() as i64;
+            Some(*acc)
+        }))
+        .collect();
+    let p = |name: &str| dir.join(name);
+    for (name, v) in
+        [("ids.npy", &flat), ("offsets.npy", &offsets), ("batches.npy", &rows), ("batch_offsets.npy", &batch_offsets)]
+    {
+        arrays::write_npy(&p(name), &Tensor::from_slice(v))?;
+    }
+    let model_dir = p("model");
+    let mut args: Vec<String> =
+        [&model_dir, &p("ids.npy"), &p("offsets.npy"), &p("batches.npy"), &p("batch_offsets.npy"), &p("ref.npy")]
+            .iter()
+            .map(|x| x.display().to_string())
+            .collect();
+    for (flag, v) in [
+        ("--layers", cfg.layers),
+        ("--hidden", cfg.hidden),
+        ("--heads", cfg.heads),
+        ("--ffn", cfg.ffn_dim()),
+        ("--vocab", cfg.vocab_size),
+        ("--max-positions", cfg.max_positions),
+        ("--threads", t),
+        ("--seed", a.common.seed as usize),
+        ("--fixed-batch", a.fixed_batch),
+    ] {
+        args.push(flag.into());
+        args.push(v.to_string());
+    }
+    args.extend(["--device".to_string(), device_name(dev)]);
+    if !a.common.json {
+        eprintln!("transformers: creating the model, then timing {n} sentences ({tokens} tokens) …");
+    }
+    let reference = run_reference(&python(&a.common), &script("bench_features.py"), &args)?;
+    let imported = crossling::model::hf::import::import_hf(&model_dir, dev)?;
+    let how = Extraction { pooling: Pooling::SentenceMean, batch_tokens: a.batch_tokens, device: dev };
+    let _warm = pooled_layers(&imported.model, "en", &texts[..n.min(32)], &how)?; // untimed warm-up
+    sync(dev);
+    if !a.common.json {
+        eprintln!("crossling: timing the same sentences …");
+    }
+    let (start, cpu0) = (Instant::now(), cpu_seconds());
+    let ours = pooled_layers(&imported.model, "en", &texts, &how)?;
+    sync(dev);
+    let (secs, cpu) = (start.elapsed().as_secs_f64(), cpu_seconds() - cpu0);
+    let theirs = arrays::read_npy(&p("ref.npy"))?;
+    let max_diff = (&ours - &theirs).abs().max().to_kind(Kind::Double).double_value(&[]);
+    let scale = theirs.abs().max().to_kind(Kind::Double).double_value(&[]);
+    std::fs::remove_dir_all(&dir).ok();
+    let same = reference["same_batches_seconds"].as_f64().unwrap_or(f64::NAN);
+    let fixed = reference["fixed_batches_seconds"].as_f64().unwrap_or(f64::NAN);
+    let report = json!({
+        "bench": "features", "shape": a.shape, "layers": cfg.layers, "hidden": cfg.hidden, "heads": cfg.heads,
+        "vocab": vocab, "sentences": n, "tokens": tokens, "batch_tokens": a.batch_tokens, "batches": batches.len(),
+        "threads": t, "device": device_name(dev),
+        "crossling_seconds": secs, "crossling_cpu_seconds": cpu, "crossling_sentences_per_s": n as f64 / secs,
+        "transformers_same_batches_seconds": same, "transformers_fixed_batches_seconds": fixed,
+        "transformers_same_batches_sentences_per_s": n as f64 / same,
+        "transformers_fixed_batches_sentences_per_s": n as f64 / fixed, "fixed_batch": a.fixed_batch,
+        "ratio_same_batches": same / secs, "ratio_fixed_batches": fixed / secs,
+        "max_abs_difference": max_diff, "max_abs_value": scale,
+        "torch": reference["torch"], "transformers": reference["transformers"],
+    });
+    if a.common.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!(
+        "sentence features ({} shape: {} × {}, {} heads), {n} sentences, {tokens} tokens, every layer mean-pooled, {t} threads, {}",
+        a.shape,
+        cfg.layers,
+        cfg.hidden,
+        cfg.heads,
+        device_name(dev)
+    );
+    println!(
+        "  crossling                         {secs:>8.3} s  {:>8.1} sentences/s  ({cpu:.1} s CPU)",
+        n as f64 / secs
+    );
+    println!("  {:<34}{same:>8.3} s  {:>8.1} sentences/s", "transformers, the same batches", n as f64 / same);
+    let label = format!("transformers, batches of {} in order", a.fixed_batch);
+    println!("  {label:<34}{fixed:>8.3} s  {:>8.1} sentences/s", n as f64 / fixed);
+    println!(
+        "  ratio (crossling / transformers): {:.2} on the same batches, {:.2} against fixed batches",
+        same / secs,
+        fixed / secs
+    );
+    println!("  max |crossling − transformers| = {max_diff:.2e} (largest |value| {scale:.2})");
+    Ok(())
+}
