@@ -12,6 +12,8 @@
 //! - [`device`]: device selection and facts about the linked libtorch.
 //! - [`text`]: corpus building (per-language streams, splits, caps, domains, sentence splitting, Chinese
 //!   segmentation).
+//! - [`tasks`]: zero-shot evaluation building blocks — NER span F1 with BIO repair, UAS / LAS, greedy and
+//!   single-root MST decoding, fast_align word alignment with grow-diag-final-and, AER.
 //! - [`plot`]: figures (line, grouped bars, heat maps, schematics, panel grids) from serde chart specs to PNG +
 //!   SVG with a bundled font, and result tables to Markdown + CSV.
 pub mod analysis;
@@ -24,6 +26,7 @@ pub mod model;
 pub mod plot;
 pub mod progress;
 pub mod script;
+pub mod tasks;
 pub mod text;
 pub mod train;
 
