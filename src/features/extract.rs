@@ -127,25 +127,28 @@ pub fn pooled_layers(model: &MlmModel, lang: &str, texts: &[Tokenized], how: &Ex
     for batch in super::batch::length_batches(&lens, batch_tokens) {
         let seqs: Vec<&[i64]> = batch.iter().map(|&i| texts[i].ids.as_slice()).collect();
         let (ids, mask, seq) = super::batch::padded(&seqs, 0, device);
-        let mut w = Vec::new(); // rows of pooling weights, batch-major
-        let mut owner = Vec::new(); // (batch row, destination row)
-        for (b, &i) in batch.iter().enumerate() {
-            let t = &texts[i];
-            for (r, row) in weights(t, pooling, seq)?.into_iter().enumerate() {
-                w.extend(row);
-                owner.push((b as i64, (starts[i] + r) as i64));
+        // Pooling weights per batch row, padded to the most rows any sequence of the batch has: [batch, r_max, seq].
+        let per_text: Vec<Vec<Vec<f32>>> =
+            batch.iter().map(|&i| weights(&texts[i], pooling, seq)).collect::<Result<_>>()?;
+        let r_max = per_text.iter().map(Vec::len).max().unwrap_or(0).max(1);
+        let mut w = vec![0f32; batch.len() * r_max * seq];
+        let (mut src, mut dest) = (Vec::new(), Vec::new()); // row of [batch · r_max], destination row
+        for (b, (&i, rows)) in batch.iter().zip(&per_text).enumerate() {
+            for (r, row) in rows.iter().enumerate() {
+                let at = (b * r_max + r) * seq;
+                w[at..at + seq].copy_from_slice(row);
+                src.push((b * r_max + r) as i64);
+                dest.push((starts[i] + r) as i64);
             }
         }
+        let wt = Tensor::from_slice(&w).view([batch.len() as i64, r_max as i64, seq as i64]).to_device(device);
+        let src = Tensor::from_slice(&src).to_device(device);
         let hs = model.encoder.forward(&ids, Some(&mask), lang, false)?.hidden_states;
-        let h = Tensor::stack(&hs, 0).to_kind(Kind::Float); // [layers+1, batch, seq, hidden]
-        let n_rows = owner.len() as i64;
-        let wt = Tensor::from_slice(&w).view([n_rows, seq as i64]).to_device(device); // [rows, seq]
-        let b_of = Tensor::from_slice(&owner.iter().map(|o| o.0).collect::<Vec<_>>()).to_device(device);
-        let dest = Tensor::from_slice(&owner.iter().map(|o| o.1).collect::<Vec<_>>());
-        // For each pooled row r: sum_t w[r, t] h[:, b(r), t, :]  →  [layers+1, rows, hidden]
-        let hr = h.index_select(1, &b_of); // [layers+1, rows, seq, hidden]
-        let pooled = (hr * wt.unsqueeze(0).unsqueeze(-1)).sum_dim_intlist([2i64].as_slice(), false, Kind::Float);
-        let _ = out.index_copy_(1, &dest, &pooled.to_device(Device::Cpu));
+        // Each layer: [batch, r_max, seq] × [batch, seq, hidden] → [batch, r_max, hidden]; keep the real rows.
+        let pooled: Vec<Tensor> =
+            hs.iter().map(|h| wt.bmm(&h.to_kind(Kind::Float)).view([-1, hidden]).index_select(0, &src)).collect();
+        let pooled = Tensor::stack(&pooled, 0); // [layers+1, rows, hidden]
+        let _ = out.index_copy_(1, &Tensor::from_slice(&dest), &pooled.to_device(Device::Cpu));
         bar.inc(batch.len() as u64);
     }
     bar.finish_and_clear();

@@ -1,28 +1,15 @@
 //! Multi-head self-attention (Vaswani et al. 2017, §3.2) as in BERT (Devlin et al. 2019), post-LN:
 //! `LayerNorm(x + Dropout(W_o · Attention(x W_q, x W_k, x W_v)))`, with
 //! `Attention(Q, K, V) = softmax(Q Kᵀ / √d_head + M) V`, computed by libtorch's fused
-//! `scaled_dot_product_attention`. `M` is an additive key-padding mask (0 for tokens, a large negative number
-//! for padding). HF names: `attention.self.{query,key,value}`, `attention.output.dense`,
+//! `scaled_dot_product_attention`. `M` is the key-padding mask, given to libtorch as a boolean `[batch, 1, 1, seq]`
+//! tensor (true = attend; padded keys get −∞, i.e. weight exactly 0). A boolean mask rather than an additive float
+//! one: libtorch's fused CPU kernel is faster with it (`crossling bench features`: 0.98 → 1.13 of transformers'
+//! speed on the same batches). Every sequence has at least one real token, so no softmax row is all −∞. HF names: `attention.self.{query,key,value}`, `attention.output.dense`,
 //! `attention.output.LayerNorm`.
-use tch::{nn, nn::Module, Kind, Tensor};
+use tch::{nn, nn::Module, Tensor};
 
 use super::config::ModelConfig;
 use super::sharing::{dense, layer_norm};
-
-/// Converts a `[batch, seq]` key mask (1 = token, 0 = padding; any numeric or bool kind) to the additive
-/// mask broadcast over heads and queries. Padded keys get a value whose exponential underflows to exactly 0,
-/// while a fully padded row stays finite (no NaN).
-///
-/// # Shapes
-/// `mask`: `[batch, seq]` → `[batch, 1, 1, seq]` of kind `kind`
-pub fn additive_mask(mask: &Tensor, kind: Kind) -> Tensor {
-    let neg: f64 = match kind {
-        Kind::Half => -1e4,
-        _ => -1e9,
-    };
-    let keep = mask.to_kind(Kind::Float).unsqueeze(1).unsqueeze(1); // [batch, 1, 1, seq]
-    ((1.0f64 - keep) * neg).to_kind(kind)
-}
 
 /// Fused scaled dot-product attention with an optional key-padding mask.
 ///
@@ -30,7 +17,7 @@ pub fn additive_mask(mask: &Tensor, kind: Kind) -> Tensor {
 /// `q`, `k`, `v`: `[batch, heads, seq, head_dim]`; `key_mask`: `[batch, seq]` (1 = token)
 /// → `[batch, heads, seq, head_dim]`
 pub fn attend(q: &Tensor, k: &Tensor, v: &Tensor, key_mask: Option<&Tensor>, dropout: f64, train: bool) -> Tensor {
-    let mask = key_mask.map(|m| additive_mask(m, q.kind()));
+    let mask = key_mask.map(|m| m.ne(0).unsqueeze(1).unsqueeze(1)); // [batch, 1, 1, seq] bool: true = attend
     let p = if train { dropout } else { 0.0 };
     Tensor::scaled_dot_product_attention(q, k, v, mask.as_ref(), p, false, None::<f64>, false)
 }
@@ -91,6 +78,22 @@ impl Attention {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tch::Kind;
+
+    /// The reference: converts a `[batch, seq]` key mask (1 = token, 0 = padding; any numeric or bool kind) to the additive
+    /// mask broadcast over heads and queries. Padded keys get a value whose exponential underflows to exactly 0,
+    /// while a fully padded row stays finite (no NaN).
+    ///
+    /// # Shapes
+    /// `mask`: `[batch, seq]` → `[batch, 1, 1, seq]` of kind `kind`
+    fn additive_mask(mask: &Tensor, kind: Kind) -> Tensor {
+        let neg: f64 = match kind {
+            Kind::Half => -1e4,
+            _ => -1e9,
+        };
+        let keep = mask.to_kind(Kind::Float).unsqueeze(1).unsqueeze(1); // [batch, 1, 1, seq]
+        ((1.0f64 - keep) * neg).to_kind(kind)
+    }
 
     #[test]
     fn fused_attention_matches_manual_reference() {
