@@ -238,7 +238,8 @@ pub fn tick_label(v: f64) -> String {
     }
 }
 
-/// `[min, max]` of the finite values, padded by `pad` × span on each side (a unit span around a constant).
+/// `[min, max]` of the finite values, padded by `pad` × span on each side; around a constant, a span of 1 that
+/// does not cross zero (all-zero percentages get `[0, 0.5]`, not a negative axis).
 pub fn padded_range(values: impl Iterator<Item = f64>, pad: f64) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values.filter(|v| v.is_finite()) {
@@ -249,7 +250,7 @@ pub fn padded_range(values: impl Iterator<Item = f64>, pad: f64) -> (f64, f64) {
         return (0.0, 1.0);
     }
     if hi - lo < 1e-12 {
-        return (lo - 0.5, hi + 0.5);
+        return if lo >= 0.0 { ((lo - 0.5).max(0.0), hi + 0.5) } else { (lo - 0.5, (hi + 0.5).min(0.0)) };
     }
     let span = hi - lo;
     (lo - pad * span, hi + pad * span)
@@ -266,4 +267,18 @@ pub fn y_desc<DB: DrawingBackend>(area: &Area<DB>, plot: &Area<DB>, s: &str, cha
     let (_, ph) = plot.dim_in_pixel();
     let f = fit_font(font(LABEL), s, ph);
     vertical_text(area, s, (6 + LABEL as i32 / 2, py - ay + ph as i32 / 2), f, chart)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::padded_range;
+
+    #[test]
+    fn padded_range_pads_and_keeps_constants_on_their_side_of_zero() {
+        assert_eq!(padded_range([1.0, 3.0].into_iter(), 0.5), (0.0, 4.0));
+        assert_eq!(padded_range([0.0, 0.0].into_iter(), 0.1), (0.0, 0.5));
+        assert_eq!(padded_range([2.0].into_iter(), 0.1), (1.5, 2.5));
+        assert_eq!(padded_range([-0.2].into_iter(), 0.1), (-0.7, 0.0));
+        assert_eq!(padded_range([f64::NAN].into_iter(), 0.1), (0.0, 1.0));
+    }
 }
