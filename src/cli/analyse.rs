@@ -285,6 +285,21 @@ fn flat_pairs(d: &IndexedDict) -> Vec<(i64, i64)> {
     d.sources.iter().zip(&d.golds).flat_map(|(&s, g)| g.iter().map(move |&t| (s, t))).collect()
 }
 
+/// Without a dictionary row i of the source is parallel to row i of the target: the row count (`src_rows`, after
+/// any map) must be the target's.
+fn parallel_rows(spaces: &Spaces, l: &Loaded, src_rows: i64) -> Result<i64> {
+    if src_rows != l.tgt.size()[0] {
+        bail!(
+            "without --dict rows are parallel, but {} has shape {:?} and {} has shape {:?}",
+            spaces.src,
+            l.src.size(),
+            spaces.tgt,
+            l.tgt.size()
+        );
+    }
+    Ok(src_rows)
+}
+
 fn run_align(a: AlignArgs) -> Result<()> {
     let l = load(&a.spaces)?;
     let (train, n_sources, n_oov) = match &a.dict {
@@ -302,16 +317,7 @@ fn run_align(a: AlignArgs) -> Result<()> {
             (train, dict.sources.len(), dict.n_oov_pairs)
         }
         None => {
-            let (n, m) = (l.src.size()[0], l.tgt.size()[0]);
-            if n != m {
-                bail!(
-                    "without --dict rows are parallel, but {} has shape {:?} and {} has shape {:?}",
-                    a.spaces.src,
-                    l.src.size(),
-                    a.spaces.tgt,
-                    l.tgt.size()
-                );
-            }
+            let n = parallel_rows(&a.spaces, &l, l.src.size()[0])?;
             ((0..n).map(|i| (i, i)).collect::<Vec<_>>(), n as usize, 0)
         }
     };
@@ -415,15 +421,7 @@ fn run_retrieve(a: RetrieveArgs) -> Result<()> {
             (Some(resolve(&pairs, &l, false)?), Some(resolve(&pairs, &l, true)?))
         }
         None => {
-            if src.size()[0] != l.tgt.size()[0] {
-                bail!(
-                    "without --dict rows are parallel, but {} has shape {:?} and {} has shape {:?}",
-                    a.spaces.src,
-                    l.src.size(),
-                    a.spaces.tgt,
-                    l.tgt.size()
-                );
-            }
+            parallel_rows(&a.spaces, &l, src.size()[0])?;
             (None, None)
         }
     };

@@ -13,6 +13,7 @@ use crossling::analysis::arrays;
 use crossling::features::batch::length_batches;
 use crossling::features::{pooled_layers, Extraction, Pooling, Tokenized};
 use crossling::model::ModelConfig;
+use crossling::text::codeswitch::SplitMix64;
 use serde_json::json;
 use std::time::Instant;
 use tch::{Kind, Tensor};
@@ -39,32 +40,16 @@ pub struct BenchFeaturesArgs {
     common: Common,
 }
 
-/// A tiny deterministic generator (SplitMix64) for the synthetic sentences.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in (0, 1].
-    fn unit(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 1.0) / (1u64 << 53) as f64
-    }
-}
-
 /// `n` sentences of random ids in [5, vocab) between [CLS] = 2 and [SEP] = 3.
 fn sentences(n: usize, vocab: usize, seed: u64) -> Vec<Tokenized> {
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix64::new(seed);
     (0..n)
         .map(|_| {
-            let z = (-2.0 * rng.unit().ln()).sqrt() * (std::f64::consts::TAU * rng.unit()).cos();
+            let mut unit = || 1.0 - rng.next_f64(); // (0, 1]
+            let z = (-2.0 * unit().ln()).sqrt() * (std::f64::consts::TAU * unit()).cos();
             let len = ((3.1 + 0.5 * z).exp().round() as usize).clamp(4, 126);
             let mut ids = vec![2i64];
-            ids.extend((0..len).map(|_| 5 + (rng.next() % (vocab as u64 - 5)) as i64));
+            ids.extend((0..len).map(|_| 5 + rng.below(vocab as u64 - 5) as i64));
             ids.push(3);
             let mut word_of = vec![None];
             word_of.extend((0..len).map(Some));
