@@ -308,6 +308,9 @@ impl Scorer {
     }
 }
 
+/// Rows re-ranked by one full sort in [`deterministic_topk`] (bounds its memory).
+const CROWDED_ROWS_PER_SORT: usize = 8;
+
 /// Row-wise top k, best first; among equal scores the lower column index first, at the k-th boundary too.
 /// # Shapes
 /// `scores` [b, n] → ([b, k], [b, k] i64).
@@ -326,11 +329,15 @@ pub fn deterministic_topk(scores: &Tensor, k: i64) -> Result<(Tensor, Tensor)> {
     let (v, i) = if crowded_rows.is_empty() {
         (v, i)
     } else {
-        let rows = Tensor::from_slice(&crowded_rows).to_device(scores.device());
-        let (sv, si) = scores.index_select(0, &rows).sort_stable(true, 1, true);
+        // A full stable sort of a row holds about 16 bytes per column (values, indices, sort buffers): a few rows
+        // at a time keeps a 200k-column block of many tied rows within a few tens of MiB.
         let (mut v, mut i) = (v.copy(), i.copy());
-        let _ = v.index_copy_(0, &rows, &sv.narrow(1, 0, k));
-        let _ = i.index_copy_(0, &rows, &si.narrow(1, 0, k));
+        for chunk in crowded_rows.chunks(CROWDED_ROWS_PER_SORT) {
+            let rows = Tensor::from_slice(chunk).to_device(scores.device());
+            let (sv, si) = scores.index_select(0, &rows).sort_stable(true, 1, true);
+            let _ = v.index_copy_(0, &rows, &sv.narrow(1, 0, k));
+            let _ = i.index_copy_(0, &rows, &si.narrow(1, 0, k));
+        }
         (v, i)
     };
     // Inside the top k: order by index, then stable-sort by score.
