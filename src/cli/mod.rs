@@ -13,6 +13,7 @@ mod export;
 mod features;
 mod figure;
 mod info;
+mod task;
 mod train;
 
 #[derive(Parser)]
@@ -51,6 +52,9 @@ enum Command {
     Run(figure::ScriptArgs),
     /// Re-render figures from their JSON records alone (no recomputation).
     Plot(figure::PlotArgs),
+    /// Fine-tuned tasks for zero-shot cross-lingual transfer: `task nli`.
+    #[command(subcommand)]
+    Task(task::TaskCommand),
     /// Print the crossling version, the linked libtorch and the devices it sees.
     Info,
 }
@@ -79,6 +83,7 @@ impl Cli {
             Command::Figure(args) => figure::figure(args),
             Command::Run(args) => figure::run(args),
             Command::Plot(args) => figure::plot(args),
+            Command::Task(cmd) => task::run(cmd),
             Command::Info => info::run(),
         }
     }

@@ -1,6 +1,11 @@
-//! Evaluation building blocks for zero-shot transfer (Wu, Conneau et al. 2020, §4 and Table 1): the pure-Rust parts
-//! of the NER, dependency-parsing and word-alignment pipelines, with no tensors involved.
+//! Zero-shot cross-lingual transfer (Wu, Conneau et al. 2020, §4 and Table 1): the fine-tuned tasks, and the
+//! pure-Rust evaluation building blocks of the NER, dependency-parsing and word-alignment pipelines.
 //!
+//! - [`finetune`]: task fine-tuning machinery — freezing (language-specific parameters always, optionally the
+//!   embeddings and bottom layers), Adam with a fixed or linear-decay schedule, seeded order and dropout, best-state
+//!   snapshot, loss-curve summary.
+//! - [`nli`]: the NLI classifier on `[CLS]` and its fine-tuning with best-epoch selection on English dev accuracy.
+//! - [`nli_transfer`]: zero-shot XNLI — MNLI train / seeded dev split, pair encoding, accuracy per XNLI language.
 //! - [`ner_metrics`]: BIO repair (standalone `I-X` → `B-X`; a span takes its final tag's type), span extraction,
 //!   CoNLL-style micro span precision / recall / F1 with per-type counts.
 //! - [`parse_metrics`]: UAS / LAS over a corpus; gold-`PUNCT` tokens excluded by default.
@@ -10,7 +15,10 @@
 //! - [`symmetrize`]: the grow-diag-final-and merge of two directional alignments.
 //! - [`aer`]: alignment error rate against sure and possible links.
 pub mod aer;
+pub mod finetune;
 pub mod ner_metrics;
+pub mod nli;
+pub mod nli_transfer;
 pub mod parse_decode;
 pub mod parse_metrics;
 pub mod symmetrize;

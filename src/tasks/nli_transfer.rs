@@ -1,0 +1,365 @@
+//! Zero-shot cross-lingual NLI end to end (Wu, Conneau et al. 2020 §3, Table 1; XNLI, Conneau et al. 2018):
+//! fine-tune a model on English MultiNLI pairs (Williams et al. 2018) with the classifier of [`super::nli`], select
+//! the state by accuracy on a held-out English dev set, then report accuracy on the XNLI dev set of each requested
+//! language with no target-language training.
+//!
+//! **Data.** The bundle's MNLI subset ([`crate::data::formats::mnli::read_dedup`] over the four files of the `mnli`
+//! manifest: 78,354 de-duplicated pairs with a consistent label) has no official dev split, so `dev_size` pairs
+//! (2,000 by default) are drawn with the seed as the English dev set and the rest, capped at `max_train`, is the
+//! training set. XNLI dev (`xnli/dev-{lang}.tsv`, 2,490 labelled pairs per language, parallel across languages) is
+//! the evaluation set; XTREME's test files carry no labels.
+//!
+//! **Input.** A pair becomes `[CLS] premise [SEP] hypothesis [SEP]`, built from the tokenizer's own
+//! single-sentence encoding of each side ([`crate::model::ModelTokenizer::encode_words`], which segments Chinese
+//! with jieba for crossling models) rather than a tokenizer pair template: crossling tokenizers have none, and the
+//! encoder takes no segment ids (a Hugging Face model gets token type 0 everywhere, see
+//! [`crate::model::embeddings`]), so the `[SEP]` between the sides is what marks them — the same ids a BERT pair
+//! template gives, without the segment embedding. Longer pairs are cut to `max_len` (capped by the model's
+//! positions) longest-first: a token is dropped from the end of the longer side until the pair fits, as
+//! `transformers`' `longest_first` truncation does.
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::finetune::{mix, permutation, FreezeReport, LossSummary, SPLIT};
+use super::nli::{DevPoint, NliConfig, NliFinetune, NliItem};
+use crate::data::evalsets::FilesRead;
+use crate::data::formats::{mnli, xnli, NliExample};
+use crate::data::manifest::Catalog;
+use crate::data::resolve::DataRoots;
+use crate::error::{Error, Result};
+use crate::model::{LoadedModel, ModelTokenizer};
+use crate::train::step::Compute;
+
+/// The training (and dev) language.
+pub const TRAIN_LANG: &str = "en";
+
+/// The NLI data of a run: English MNLI pairs and XNLI dev per language.
+#[derive(Debug, Clone)]
+pub struct NliData {
+    /// De-duplicated MNLI pairs, in file order.
+    pub mnli: Vec<NliExample>,
+    /// XNLI dev pairs of each language, labelled rows only, in file order.
+    pub xnli: BTreeMap<String, Vec<NliExample>>,
+    /// Files read, as (mirror path, sha256).
+    pub files: FilesRead,
+}
+
+/// The languages the bundle's XNLI covers.
+pub fn xnli_languages(catalog: &Catalog) -> Result<Vec<String>> {
+    Ok(catalog.get("xnli")?.languages.clone())
+}
+
+/// Reads MNLI (all its files, de-duplicated) and the XNLI dev files of `langs`.
+pub fn load_nli_data(catalog: &Catalog, roots: &DataRoots, langs: &[String]) -> Result<NliData> {
+    let mut files = Vec::new();
+    let m = catalog.get("mnli")?;
+    let mut paths = Vec::new();
+    for f in m.files.iter().filter(|f| f.is_data()) {
+        paths.push(roots.resolve(f)?);
+        files.push((f.path.clone(), f.sha256.clone()));
+    }
+    let mnli = mnli::read_dedup(&paths)?.examples;
+    let x = catalog.get("xnli")?;
+    let mut per_lang = BTreeMap::new();
+    for lang in langs {
+        let want = format!("xnli/dev-{lang}.tsv");
+        let entry = x.files.iter().find(|f| f.path == want).ok_or_else(|| unknown_xnli(lang, &x.languages))?;
+        let path = roots.resolve(entry)?;
+        files.push((entry.path.clone(), entry.sha256.clone()));
+        let rows: Vec<NliExample> = xnli::read(&path)?.into_iter().filter(|e| e.label.is_some()).collect();
+        if rows.is_empty() {
+            return Err(Error::format_file(&path, "no labelled rows (expected premise<TAB>hypothesis<TAB>label)"));
+        }
+        per_lang.insert(lang.clone(), rows);
+    }
+    Ok(NliData { mnli, xnli: per_lang, files })
+}
+
+fn unknown_xnli(lang: &str, known: &[String]) -> Error {
+    Error::Invalid(format!("no XNLI dev set for language '{lang}' (XNLI in the bundle: {})", known.join(", ")))
+}
+
+/// The languages `model` can read: its tokenizer's (crossling) or its per-language parameters' languages; `None`
+/// when any language goes (a Hugging Face model, or a shared crossling model with a joint tokenizer of no stated
+/// languages).
+pub fn model_languages(model: &LoadedModel) -> Option<Vec<String>> {
+    let mut langs: Option<Vec<String>> = model.tokenizer.languages().map(<[String]>::to_vec);
+    if model.config.sharing.is_separated() {
+        let sep = &model.config.languages;
+        langs = Some(match langs {
+            Some(l) => l.into_iter().filter(|x| sep.contains(x)).collect(),
+            None => sep.clone(),
+        });
+    }
+    langs.filter(|l| !l.is_empty())
+}
+
+/// The XNLI languages `model` can read, in XNLI order (the default evaluation languages).
+pub fn default_langs(model: &LoadedModel, xnli_langs: &[String]) -> Vec<String> {
+    let known = model_languages(model);
+    xnli_langs.iter().filter(|l| known.as_ref().is_none_or(|k| k.contains(l))).cloned().collect()
+}
+
+/// Checks, before any data is read, that `cfg` is valid for `model`, that XNLI has each of `langs` and that `model`
+/// can read English and each of them.
+pub fn check_setup(model: &LoadedModel, langs: &[String], xnli_langs: &[String], cfg: &NliConfig) -> Result<()> {
+    cfg.validate()?;
+    if cfg.freeze_layers > model.config.layers {
+        return Err(Error::Invalid(format!(
+            "cannot freeze {} layers of a {}-layer model",
+            cfg.freeze_layers, model.config.layers
+        )));
+    }
+    if langs.is_empty() {
+        return Err(Error::Invalid("no evaluation languages given".into()));
+    }
+    if let Some(l) = langs.iter().find(|l| !xnli_langs.contains(l)) {
+        return Err(unknown_xnli(l, xnli_langs));
+    }
+    if let Some(known) = model_languages(model) {
+        let needed = std::iter::once(TRAIN_LANG).chain(langs.iter().map(String::as_str));
+        if let Some(l) = needed.into_iter().find(|l| !known.iter().any(|k| k == l)) {
+            return Err(Error::Invalid(format!(
+                "model {} has no language '{l}' (its languages: {}){}",
+                model.source.path.display(),
+                known.join(", "),
+                if l == TRAIN_LANG { "; NLI fine-tunes on English" } else { "" }
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `[CLS] premise [SEP] hypothesis [SEP]` ids of language `lang`, cut longest-first to `max_len` (≥ 3) tokens;
+/// also whether anything was cut (see the module docs).
+pub fn encode_pair(
+    tok: &ModelTokenizer,
+    premise: &str,
+    hypothesis: &str,
+    lang: &str,
+    max_len: usize,
+) -> Result<(Vec<i64>, bool)> {
+    let inner = |text: &str| -> Result<Vec<i64>> {
+        let ids = tok.encode_words(text, lang)?.tokenized.ids; // [CLS] … [SEP]
+        Ok(ids[1..ids.len() - 1].to_vec()) // encode_words always adds the two specials
+    };
+    let (mut p, mut h) = (inner(premise)?, inner(hypothesis)?);
+    let budget = max_len.saturating_sub(3);
+    let cut = p.len() + h.len() > budget;
+    while p.len() + h.len() > budget {
+        if p.len() >= h.len() {
+            p.pop();
+        } else {
+            h.pop();
+        }
+    }
+    let s = tok.specials();
+    let mut ids = Vec::with_capacity(p.len() + h.len() + 3);
+    ids.push(s.cls as i64);
+    ids.extend(p);
+    ids.push(s.sep as i64);
+    ids.extend(h);
+    ids.push(s.sep as i64);
+    Ok((ids, cut))
+}
+
+/// Encodes labelled pairs; returns the items and how many were cut. `what` names the data in errors.
+pub fn encode_examples(
+    tok: &ModelTokenizer,
+    examples: &[&NliExample],
+    lang: &str,
+    max_len: usize,
+    what: &str,
+) -> Result<(Vec<NliItem>, usize)> {
+    let mut items = Vec::with_capacity(examples.len());
+    let mut cut = 0;
+    for (i, e) in examples.iter().enumerate() {
+        let label = e.label.ok_or_else(|| Error::Invalid(format!("{what}: pair {} has no label", i + 1)))?;
+        let (ids, c) = encode_pair(tok, &e.premise, &e.hypothesis, lang, max_len)
+            .map_err(|err| Error::Invalid(format!("{what}: pair {}: {err}", i + 1)))?;
+        cut += usize::from(c);
+        items.push(NliItem { ids, label: label.index() });
+    }
+    Ok((items, cut))
+}
+
+/// Splits `n` MNLI pairs with the seed: `(train, dev)` indices, dev = `dev_size` pairs, train = the rest capped at
+/// `max_train`.
+pub fn split_train_dev(n: usize, cfg: &NliConfig) -> Result<(Vec<usize>, Vec<usize>)> {
+    if n <= cfg.dev_size {
+        return Err(Error::Invalid(format!(
+            "MNLI has {n} pairs, not enough to hold out a dev set of {} and train on the rest",
+            cfg.dev_size
+        )));
+    }
+    let order = permutation(n, mix(cfg.seed, SPLIT, 0));
+    let (dev, rest) = order.split_at(cfg.dev_size);
+    let train = rest[..cfg.max_train.unwrap_or(rest.len()).min(rest.len())].to_vec();
+    Ok((train, dev.to_vec()))
+}
+
+/// Where the fine-tuned model came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    pub path: String,
+    /// `crossling` or `huggingface`.
+    pub kind: String,
+    pub weights_sha256: String,
+    pub layers: usize,
+    pub hidden: usize,
+    /// Per-language parameters: separate embeddings, number of separate bottom layers.
+    pub sep_emb: bool,
+    pub sep_layers: usize,
+    /// The languages of the model (`None`: any).
+    pub languages: Option<Vec<String>>,
+}
+
+/// XNLI dev accuracy of one language.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LangAccuracy {
+    pub accuracy: f64,
+    pub pairs: usize,
+    /// Pairs cut to `max_len`.
+    pub truncated: usize,
+}
+
+/// The result of [`run_nli`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NliResult {
+    /// `nli`.
+    pub task: String,
+    pub model: ModelInfo,
+    pub config: NliConfig,
+    /// The `max_len` used (the config's, capped by the model's positions).
+    pub max_len: usize,
+    pub device: String,
+    pub train_lang: String,
+    /// MNLI pairs after de-duplication.
+    pub mnli_pairs: usize,
+    pub train_pairs: usize,
+    pub dev_pairs: usize,
+    pub truncated_train: usize,
+    pub freeze: FreezeReport,
+    pub steps: u64,
+    pub epochs: usize,
+    /// The step whose state was kept (best English dev accuracy).
+    pub best_step: u64,
+    pub en_dev_accuracy: f64,
+    pub dev_history: Vec<DevPoint>,
+    /// Zero-shot accuracy on XNLI dev per language (`en`, when asked for, is the in-language reference).
+    pub xnli: BTreeMap<String, LangAccuracy>,
+    pub loss: LossSummary,
+    pub files: FilesRead,
+    pub train_seconds: f64,
+    pub total_seconds: f64,
+    /// Notes from loading the model.
+    pub notes: Vec<String>,
+}
+
+/// Fine-tunes `loaded` on English MNLI and evaluates on XNLI dev of `langs` (see the module docs); the model's
+/// weights are consumed (fine-tuned in place). `compute.device` must be the model's device.
+pub fn run_nli(
+    loaded: LoadedModel,
+    data: &NliData,
+    langs: &[String],
+    cfg: &NliConfig,
+    compute: Compute,
+    progress: bool,
+) -> Result<NliResult> {
+    let started = Instant::now();
+    let xnli_langs: Vec<String> = data.xnli.keys().cloned().collect();
+    check_setup(&loaded, langs, &xnli_langs, cfg)?;
+    let max_len = cfg.max_len.min(loaded.config.max_positions);
+    if max_len < 3 {
+        return Err(Error::Invalid(format!("the model has {max_len} positions; NLI pairs need at least 3")));
+    }
+    let (train_idx, dev_idx) = split_train_dev(data.mnli.len(), cfg)?;
+    let tok = &loaded.tokenizer;
+    let pick = |idx: &[usize]| idx.iter().map(|&i| &data.mnli[i]).collect::<Vec<_>>();
+    let (train, truncated_train) = encode_examples(tok, &pick(&train_idx), TRAIN_LANG, max_len, "MNLI train")?;
+    let (dev, _) = encode_examples(tok, &pick(&dev_idx), TRAIN_LANG, max_len, "MNLI dev")?;
+    let mut eval = BTreeMap::new();
+    for lang in langs {
+        let rows = &data.xnli[lang];
+        let rows: Vec<&NliExample> = rows.iter().take(cfg.max_eval.unwrap_or(rows.len())).collect();
+        eval.insert(lang.clone(), encode_examples(tok, &rows, lang, max_len, &format!("XNLI dev {lang}"))?);
+    }
+    let model_info = ModelInfo {
+        path: loaded.source.path.display().to_string(),
+        kind: loaded.source.kind.name().to_string(),
+        weights_sha256: loaded.source.weights_sha256.clone(),
+        layers: loaded.config.layers,
+        hidden: loaded.config.hidden,
+        sep_emb: loaded.config.sharing.sep_emb,
+        sep_layers: loaded.config.sharing.sep_layers,
+        languages: model_languages(&loaded),
+    };
+    let pad = tok.specials().pad as i64;
+    let LoadedModel { model, vs, notes, .. } = loaded;
+    let mut ft = NliFinetune::new(model, vs, pad, compute, cfg)?;
+    let outcome = ft.train(&train, &dev, TRAIN_LANG, cfg, progress)?;
+    let mut xnli_acc = BTreeMap::new();
+    for (lang, (items, truncated)) in &eval {
+        let accuracy = ft.accuracy(items, lang, cfg.eval_batch_tokens)?;
+        xnli_acc.insert(lang.clone(), LangAccuracy { accuracy, pairs: items.len(), truncated: *truncated });
+    }
+    Ok(NliResult {
+        task: "nli".into(),
+        model: model_info,
+        config: cfg.clone(),
+        max_len,
+        device: compute.describe(),
+        train_lang: TRAIN_LANG.into(),
+        mnli_pairs: data.mnli.len(),
+        train_pairs: train.len(),
+        dev_pairs: dev.len(),
+        truncated_train,
+        freeze: ft.freeze.clone(),
+        steps: outcome.steps,
+        epochs: outcome.epochs,
+        best_step: outcome.best_step,
+        en_dev_accuracy: outcome.best_dev_accuracy,
+        dev_history: outcome.dev_history,
+        xnli: xnli_acc,
+        loss: outcome.loss,
+        files: data.files.clone(),
+        train_seconds: outcome.seconds,
+        total_seconds: started.elapsed().as_secs_f64(),
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_are_joined_and_cut_longest_first() {
+        let vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "##s", "-", ".", "on"];
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("vocab.txt"), vocab.join("\n")).unwrap();
+        let tok = ModelTokenizer::HuggingFace(crate::model::tokenizer::load_hf_tokenizer(dir.path()).unwrap());
+        let (ids, cut) = encode_pair(&tok, "the cat sat", "the cat", "en", 64).unwrap();
+        assert_eq!((ids, cut), (vec![2, 5, 6, 7, 3, 5, 6, 3], false));
+        let (ids, cut) = encode_pair(&tok, "the cat sat on the cat", "on", "en", 7).unwrap();
+        assert_eq!((ids, cut), (vec![2, 5, 6, 7, 3, 11, 3], true));
+        let (ids, _) = encode_pair(&tok, "the cat", "the cat sat", "en", 5).unwrap();
+        assert_eq!(ids, [2, 5, 3, 5, 3]);
+        let (ids, _) = encode_pair(&tok, "", "", "en", 3).unwrap();
+        assert_eq!(ids, [2, 3, 3]);
+    }
+
+    #[test]
+    fn the_split_is_seeded_and_disjoint() {
+        let cfg = NliConfig { dev_size: 10, max_train: Some(30), ..NliConfig::default() };
+        let (train, dev) = split_train_dev(100, &cfg).unwrap();
+        assert_eq!((train.len(), dev.len()), (30, 10));
+        assert!(train.iter().all(|i| !dev.contains(i)));
+        assert_eq!(split_train_dev(100, &cfg).unwrap(), (train, dev.clone()));
+        let other = NliConfig { seed: 9, ..cfg.clone() };
+        assert_ne!(split_train_dev(100, &other).unwrap().1, dev);
+        assert!(split_train_dev(10, &cfg).unwrap_err().to_string().contains("not enough"));
+    }
+}

@@ -1,0 +1,100 @@
+//! `crossling task nli` end to end on the real mirror with a tiny en–fr checkpoint (separate embeddings, so the
+//! language-specific parameters are frozen): the JSON record's shape, accuracies in [0, 1], the default languages
+//! (the XNLI languages of the model), the human-readable summary, and refusals of bad input.
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{crossling, mirror, text};
+use crossling::model::{ModelConfig, SharingPlan};
+use crossling::text::tokenize::{AnchorScheme, CrossTokenizer, TokenizerSpec};
+
+/// A checkpoint `dir/ckpt` (config.json + model.safetensors, tokenizer in `dir/ckpt/tokenizer`) of a 2 × 16 model
+/// with separate en / fr embeddings and a joint BPE trained on the premises of XNLI dev en / fr.
+fn checkpoint(dir: &Path, data: &Path) -> PathBuf {
+    let mut files = Vec::new();
+    for lang in ["en", "fr"] {
+        let tsv = std::fs::read_to_string(data.join(format!("xnli/dev-{lang}.tsv"))).unwrap();
+        let lines: Vec<&str> = tsv.lines().take(400).filter_map(|l| l.split('\t').next()).collect();
+        let path = dir.join(format!("{lang}.txt"));
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        files.push((lang.to_string(), path));
+    }
+    let tok = CrossTokenizer::train(&TokenizerSpec::new(AnchorScheme::Joint, 300), &files).unwrap();
+    let cfg = ModelConfig {
+        vocab_size: tok.vocab_size(),
+        hidden: 16,
+        layers: 2,
+        heads: 2,
+        max_positions: 64,
+        languages: vec!["en".into(), "fr".into()],
+        sharing: SharingPlan { sep_emb: true, sep_layers: 0 },
+        ..ModelConfig::default()
+    };
+    common::save_checkpoint(dir, &tok, &cfg)
+}
+
+fn in_unit(v: &serde_json::Value) -> bool {
+    v.as_f64().is_some_and(|x| (0.0..=1.0).contains(&x))
+}
+
+#[test]
+fn nli_smoke_reports_accuracies_and_refuses_bad_input() {
+    let Some(data) = mirror() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let ckpt = checkpoint(tmp.path(), &data);
+    let c = ckpt.to_str().unwrap();
+    let cache = tmp.path().join("cache");
+    let run = |args: &[&str]| {
+        let mut all = vec!["task", "nli", "--model", c];
+        all.extend_from_slice(args);
+        crossling(&all, Some(&data), &cache)
+    };
+
+    let o = run(&["--scale", "smoke", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    assert_eq!(r["task"], "nli");
+    assert_eq!(r["train_lang"], "en");
+    assert_eq!((r["train_pairs"].as_u64(), r["dev_pairs"].as_u64()), (Some(300), Some(100)));
+    assert_eq!(r["steps"].as_u64(), Some(19), "300 pairs in batches of 16, 1 epoch");
+    assert_eq!(r["config"]["batch_size"].as_u64(), Some(16));
+    assert_eq!(r["max_len"].as_u64(), Some(64));
+    assert!(in_unit(&r["en_dev_accuracy"]), "{r}");
+    let xnli = r["xnli"].as_object().unwrap();
+    assert_eq!(xnli.keys().collect::<Vec<_>>(), ["en", "fr"], "default: the model's XNLI languages");
+    for (lang, a) in xnli {
+        assert!(in_unit(&a["accuracy"]), "{lang}: {a}");
+        assert_eq!(a["pairs"].as_u64(), Some(100), "{lang}");
+    }
+    assert_eq!(r["dev_history"].as_array().unwrap().len(), 1);
+    assert_eq!(r["best_step"].as_u64(), Some(19));
+    assert!(r["loss"]["first"].as_f64().is_some_and(f64::is_finite), "{r}");
+    assert!(!r["loss"]["curve"].as_array().unwrap().is_empty());
+    assert!(r["freeze"]["language_specific_tensors"].as_u64().unwrap() >= 2, "en and fr embeddings are frozen");
+    assert!(r["files"].as_array().unwrap().len() >= 6, "4 MNLI files + 2 XNLI dev files");
+    assert_eq!(r["model"]["kind"], "crossling");
+
+    let o = run(&["--scale", "smoke", "--langs", "fr", "--max-train", "40", "--batch", "8", "--freeze-layers", "1"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("5 steps (batch 8") && out.contains("XNLI dev fr: 0."), "{out}");
+    assert!(!out.contains("XNLI dev en"), "{out}");
+
+    let refusals: [(&[&str], &str); 7] = [
+        (&["--scale", "smoke", "--langs", "de"], "has no language 'de' (its languages: en, fr)"),
+        (&["--scale", "smoke", "--langs", "fr,xx"], "no XNLI dev set for language 'xx'"),
+        (&["--scale", "smoke", "--langs", "fr,"], "empty language code"),
+        (&["--scale", "huge"], "unknown --scale 'huge'"),
+        (&["--scale", "smoke", "--lr", "0"], "lr must be a positive number"),
+        (&["--scale", "smoke", "--max-train", "many"], "--max-train: 'many'"),
+        (&["--scale", "smoke", "--freeze-layers", "3"], "cannot freeze 3 layers of a 2-layer model"),
+    ];
+    for (args, want) in refusals {
+        let o = run(args);
+        assert!(!o.status.success(), "{args:?} should fail");
+        assert!(text(&o).contains(want), "{args:?}: {}", text(&o));
+    }
+    let o = crossling(&["task", "nli", "--model", tmp.path().join("nope").to_str().unwrap()], Some(&data), &cache);
+    assert!(!o.status.success() && text(&o).contains("does not exist"), "{}", text(&o));
+}
