@@ -8,17 +8,15 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crossling::model::safetensors_file::read_metadata;
-use crossling::model::{LoadedModel, MlmModel, ModelConfig};
+use crossling::model::{LoadedModel, ModelConfig};
 use crossling::text::tokenize::{AnchorScheme, CrossTokenizer, TokenizerSpec};
-use tch::{nn::VarStore, Device, Kind, Tensor};
+use tch::{Device, Kind, Tensor};
 
 /// A checkpoint folder `dir/ckpt` (config.json + model.safetensors) with its tokenizer in `dir/ckpt/tokenizer`.
 fn checkpoint(dir: &Path) -> std::path::PathBuf {
     let en = dir.join("en.txt");
     std::fs::write(&en, "the cat sat on the mat . a dog ran to the house , the cats sat\n".repeat(20)).unwrap();
     let tok = CrossTokenizer::train(&TokenizerSpec::new(AnchorScheme::Joint, 50), &[("en".into(), en)]).unwrap();
-    let ckpt = dir.join("ckpt");
-    tok.save(&ckpt.join("tokenizer")).unwrap();
     let cfg = ModelConfig {
         vocab_size: tok.vocab_size(),
         hidden: 16,
@@ -27,12 +25,7 @@ fn checkpoint(dir: &Path) -> std::path::PathBuf {
         max_positions: 16,
         ..ModelConfig::default()
     };
-    tch::manual_seed(3);
-    let vs = VarStore::new(Device::Cpu);
-    MlmModel::new(&vs.root(), &cfg).unwrap();
-    vs.save(ckpt.join("model.safetensors")).unwrap();
-    cfg.save_json(ckpt.join("config.json")).unwrap();
-    ckpt
+    common::save_checkpoint(dir, &tok, &cfg)
 }
 
 fn run(args: &[&str], cache: &Path) -> std::process::Output {

@@ -29,3 +29,20 @@ pub fn crossling(args: &[&str], data: Option<&Path>, cache: &Path) -> Output {
 pub fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
+
+/// Saves a randomly initialised (seed 3) model of `cfg` with `tok` as a crossling checkpoint `dir/ckpt`
+/// (config.json + model.safetensors, tokenizer in `dir/ckpt/tokenizer`).
+pub fn save_checkpoint(
+    dir: &Path,
+    tok: &crossling::text::tokenize::CrossTokenizer,
+    cfg: &crossling::model::ModelConfig,
+) -> PathBuf {
+    let ckpt = dir.join("ckpt");
+    tok.save(&ckpt.join("tokenizer")).unwrap();
+    tch::manual_seed(3);
+    let vs = tch::nn::VarStore::new(tch::Device::Cpu);
+    crossling::model::MlmModel::new(&vs.root(), cfg).unwrap();
+    vs.save(ckpt.join("model.safetensors")).unwrap();
+    cfg.save_json(ckpt.join("config.json")).unwrap();
+    ckpt
+}
