@@ -225,14 +225,49 @@ fn check(spec: &MdsSpec, m: &LoadedModel) -> Result<()> {
     Ok(())
 }
 
+/// The means of language of both sides of a spec, with their token sets.
+pub struct PairMeans {
+    /// `R(src)`, `R(tgt)`: `[layers + 1, hidden]` f32 on the CPU.
+    pub r_src: Tensor,
+    pub r_tgt: Tensor,
+    pub t_src: HashSet<u32>,
+    pub t_tgt: HashSet<u32>,
+}
+
+impl PairMeans {
+    /// [`language_means`] of `corpus_src` in `src` and of `corpus_tgt` in `tgt`.
+    pub fn compute(m: &LoadedModel, spec: &MdsSpec) -> Result<Self> {
+        let (r_src, t_src) = language_means(m, &spec.corpus_src, &spec.src, spec.batch_tokens)?;
+        let (r_tgt, t_tgt) = language_means(m, &spec.corpus_tgt, &spec.tgt, spec.batch_tokens)?;
+        Ok(PairMeans { r_src, r_tgt, t_src, t_tgt })
+    }
+
+    /// `D = R(tgt) − R(src)`.
+    ///
+    /// # Shapes
+    /// → `[layers + 1, hidden]`
+    pub fn shift(&self) -> Tensor {
+        &self.r_tgt - &self.r_src
+    }
+}
+
 /// Runs the layer × α grid of `spec` on `m`.
 pub fn mds_grid(m: &LoadedModel, spec: &MdsSpec) -> Result<MdsResult> {
     check(spec, m)?;
+    grid(m, spec, &PairMeans::compute(m, spec)?)
+}
+
+/// [`mds_grid`] with the means of language already computed (from `spec`'s corpora) by the caller.
+pub fn mds_grid_with(m: &LoadedModel, spec: &MdsSpec, means: &PairMeans) -> Result<MdsResult> {
+    check(spec, m)?;
+    grid(m, spec, means)
+}
+
+fn grid(m: &LoadedModel, spec: &MdsSpec, means: &PairMeans) -> Result<MdsResult> {
     let specials = special_ids(m);
     let excluded: Vec<u32> = specials.iter().map(|&x| x as u32).collect();
-    let (r_src, t_src) = language_means(m, &spec.corpus_src, &spec.src, spec.batch_tokens)?;
-    let (r_tgt, t_tgt) = language_means(m, &spec.corpus_tgt, &spec.tgt, spec.batch_tokens)?;
-    let shift = &r_tgt - &r_src; // [layers + 1, hidden]
+    let PairMeans { t_src, t_tgt, .. } = means;
+    let shift = means.shift(); // [layers + 1, hidden]
     let shift_norms =
         super::to_vec_f64(&shift.to_kind(tch::Kind::Double).norm_scalaropt_dim(2, [1i64].as_slice(), false))?;
     let test = encode(m, &spec.test_src, &spec.src)?;
@@ -271,7 +306,7 @@ pub fn mds_grid(m: &LoadedModel, spec: &MdsSpec) -> Result<MdsResult> {
                     hyp_ids[i] = sel;
                 }
             }
-            let rate = convert_rate(&preds_all, &t_src, &t_tgt).rate;
+            let rate = convert_rate(&preds_all, t_src, t_tgt).rate;
             cr[a_i][l_i] = rate.is_finite().then_some(rate);
             bl[a_i][l_i] = Some(bleu1(&hyps, &refs)?);
             per_layer.push(hyp_ids);
@@ -314,7 +349,7 @@ pub fn mds_grid(m: &LoadedModel, spec: &MdsSpec) -> Result<MdsResult> {
         },
         convert_rate: cr,
         bleu1: bl,
-        token_sets: TokenSets { src: t_src.len(), tgt: t_tgt.len(), both: t_src.intersection(&t_tgt).count() },
+        token_sets: TokenSets { src: t_src.len(), tgt: t_tgt.len(), both: t_src.intersection(t_tgt).count() },
         shift_norms,
         samples,
     })

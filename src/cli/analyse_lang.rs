@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use crossling::analysis::token_translation::{language_means, mds_grid, MdsResult, MdsSpec};
+use crossling::analysis::token_translation::{mds_grid_with, MdsResult, MdsSpec, PairMeans};
 use crossling::data::text_file::LineReader;
 use crossling::device::parse_device;
 use crossling::model::LoadedModel;
@@ -117,11 +117,38 @@ pub fn run(a: LangArgs) -> Result<()> {
     let layers: Vec<usize> =
         if a.layers.trim() == "all" { (0..=m.config.layers).collect() } else { parse_list(&a.layers, "layers")? };
     let alphas: Vec<f64> = parse_list(&a.alphas, "alphas")?;
-    let corpus_src = corpus_lines(&a.corpus_src)?;
-    let corpus_tgt = corpus_lines(&a.corpus_tgt)?;
-    let (r_src, t_src) = language_means(&m, &corpus_src, &a.src, a.batch_tokens)?;
-    let (r_tgt, t_tgt) = language_means(&m, &corpus_tgt, &a.tgt, a.batch_tokens)?;
-    let shift = &r_tgt - &r_src;
+    let tests = match (&a.test_src, &a.test_ref) {
+        (Some(ts), Some(tr)) => {
+            let (test_src, test_ref) = (parallel_lines(ts)?, parallel_lines(tr)?);
+            if test_src.len() != test_ref.len() {
+                bail!(
+                    "{} has {} lines but {} has {}: the test and reference files must be line-parallel",
+                    ts.display(),
+                    test_src.len(),
+                    tr.display(),
+                    test_ref.len()
+                );
+            }
+            Some((test_src, test_ref))
+        }
+        _ => None,
+    };
+    let has_tests = tests.is_some();
+    let (test_src, test_ref) = tests.unwrap_or_default();
+    let spec = MdsSpec {
+        src: a.src.clone(),
+        tgt: a.tgt.clone(),
+        corpus_src: corpus_lines(&a.corpus_src)?,
+        corpus_tgt: corpus_lines(&a.corpus_tgt)?,
+        test_src,
+        test_ref,
+        layers,
+        alphas,
+        samples: a.samples,
+        batch_tokens: a.batch_tokens,
+    };
+    let means = PairMeans::compute(&m, &spec)?;
+    let (r_src, r_tgt, shift) = (&means.r_src, &means.r_tgt, means.shift());
     let per_layer: Vec<serde_json::Value> = (0..=m.config.layers as i64)
         .map(|l| {
             json!({
@@ -139,8 +166,9 @@ pub fn run(a: LangArgs) -> Result<()> {
         meta.insert("weights_sha256".to_string(), m.source.weights_sha256.clone());
         meta.insert("src".to_string(), a.src.clone());
         meta.insert("tgt".to_string(), a.tgt.clone());
-        meta.insert("corpus_src".to_string(), format!("{} ({} sentences)", a.corpus_src.display(), corpus_src.len()));
-        meta.insert("corpus_tgt".to_string(), format!("{} ({} sentences)", a.corpus_tgt.display(), corpus_tgt.len()));
+        let sentences = |p: &Path, n: usize| format!("{} ({n} sentences)", p.display());
+        meta.insert("corpus_src".to_string(), sentences(&a.corpus_src, spec.corpus_src.len()));
+        meta.insert("corpus_tgt".to_string(), sentences(&a.corpus_tgt, spec.corpus_tgt.len()));
         let tensors = [
             ("mean_src".to_string(), r_src.shallow_clone()),
             ("mean_tgt".to_string(), r_tgt.shallow_clone()),
@@ -148,38 +176,12 @@ pub fn run(a: LangArgs) -> Result<()> {
         ];
         crossling::model::safetensors_file::write_tensors(out, &tensors, &meta)?;
     }
-    let grid: Option<MdsResult> = match (&a.test_src, &a.test_ref) {
-        (Some(ts), Some(tr)) => {
-            let (test_src, test_ref) = (parallel_lines(ts)?, parallel_lines(tr)?);
-            if test_src.len() != test_ref.len() {
-                bail!(
-                    "{} has {} lines but {} has {}: the test and reference files must be line-parallel",
-                    ts.display(),
-                    test_src.len(),
-                    tr.display(),
-                    test_ref.len()
-                );
-            }
-            let spec = MdsSpec {
-                src: a.src.clone(),
-                tgt: a.tgt.clone(),
-                corpus_src,
-                corpus_tgt,
-                test_src,
-                test_ref,
-                layers,
-                alphas,
-                samples: a.samples,
-                batch_tokens: a.batch_tokens,
-            };
-            Some(mds_grid(&m, &spec)?)
-        }
-        _ => None,
-    };
+    let grid: Option<MdsResult> = if has_tests { Some(mds_grid_with(&m, &spec, &means)?) } else { None };
+    let (t_src, t_tgt) = (&means.t_src, &means.t_tgt);
     let report = json!({
         "model": a.model.display().to_string(), "weights_sha256": m.source.weights_sha256,
         "src": a.src, "tgt": a.tgt,
-        "token_sets": { "src": t_src.len(), "tgt": t_tgt.len(), "both": t_src.intersection(&t_tgt).count() },
+        "token_sets": { "src": t_src.len(), "tgt": t_tgt.len(), "both": t_src.intersection(t_tgt).count() },
         "per_layer": per_layer, "mds": grid,
     });
     if a.json {
@@ -192,7 +194,7 @@ pub fn run(a: LangArgs) -> Result<()> {
         a.tgt,
         t_src.len(),
         t_tgt.len(),
-        t_src.intersection(&t_tgt).count()
+        t_src.intersection(t_tgt).count()
     );
     println!("layer  ‖D‖      ‖R(src)‖  ‖R(tgt)‖  cos(R(src), R(tgt))");
     for v in &per_layer {
