@@ -63,6 +63,13 @@ pub fn rhai_err(e: impl std::fmt::Display) -> Box<EvalAltResult> {
     Box::new(EvalAltResult::ErrorRuntime(Dynamic::from(e.to_string()), Position::NONE))
 }
 
+/// A script array of strings as a `Vec`; any other element is an error that names `what` and the element.
+pub fn strings(a: &rhai::Array, what: &str) -> Result<Vec<String>, Box<EvalAltResult>> {
+    a.iter()
+        .map(|d| d.clone().into_string().map_err(|t| rhai_err(format!("{what}: expected strings, found {t}"))))
+        .collect()
+}
+
 /// Gives an error from a namespace function the position of the script's call (Rhai leaves it empty for
 /// qualified calls such as `results::value(…)`).
 pub fn at(ctx: &NativeCallContext, mut e: Box<EvalAltResult>) -> Box<EvalAltResult> {

@@ -12,7 +12,7 @@
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 use tch::{Kind, Tensor};
 
-use super::engine::{at, rhai_err};
+use super::engine::{at, rhai_err, strings};
 use super::handles::Features;
 use crate::analysis::metrics::sentence_retrieval;
 use crate::analysis::normalize::{apply as normalize, Normalization};
@@ -34,10 +34,6 @@ fn per_layer(a: &Tensor, b: &Tensor, what: &str, f: impl Fn(&Tensor, &Tensor) ->
     let layers = same_layers(a, b, what)?;
     let out: Vec<Tensor> = (0..layers).map(|l| f(&a.get(l), &b.get(l))).collect::<Res<_>>()?;
     Ok(Tensor::stack(&out, 0))
-}
-
-fn strings(a: &Array) -> Res<Vec<String>> {
-    a.iter().map(|d| d.clone().into_string().map_err(|t| rhai_err(format!("expected strings, found {t}")))).collect()
 }
 
 /// The `align` module.
@@ -103,7 +99,7 @@ pub fn retrieve_module() -> Module {
     m.set_native_fn(
         "sentences",
         |ctx: NativeCallContext, src: Features, tgt: Features, method: &str, tgt_texts: Array| {
-            let g = || retrieve_sentences(&src, &tgt, method, Some(strings(&tgt_texts)?));
+            let g = || retrieve_sentences(&src, &tgt, method, Some(strings(&tgt_texts, "retrieve::sentences texts")?));
             g().map_err(|e| at(&ctx, e))
         },
     );

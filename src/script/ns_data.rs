@@ -6,16 +6,10 @@
 //! ```
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 
-use super::engine::{at, rhai_err, Session};
+use super::engine::{at, rhai_err, strings, Session};
 use crate::data::evalsets;
 
 type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
-
-fn strings(a: &Array, what: &str) -> Res<Vec<String>> {
-    a.iter()
-        .map(|d| d.clone().into_string().map_err(|t| rhai_err(format!("{what}: expected strings, found {t}"))))
-        .collect()
-}
 
 fn count(n: i64, what: &str) -> Res<usize> {
     usize::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| rhai_err(format!("{what}: n must be positive, got {n}")))

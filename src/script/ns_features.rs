@@ -9,7 +9,7 @@
 //! Texts longer than the model's positions are cut to fit (`[CLS]` … `[SEP]` kept), and the log says how many.
 use rhai::{Array, Module, NativeCallContext};
 
-use super::engine::{at, rhai_err, Session};
+use super::engine::{at, rhai_err, strings, Session};
 use super::handles::{Features, ModelRef, ModelSource};
 use crate::features::{pooled_layers, Extraction, Pooling, Tokenized};
 use crate::model::load::LoadedModel;
@@ -39,10 +39,7 @@ fn fit(mut t: Tokenized, max: usize) -> (Tokenized, bool) {
 }
 
 fn extract(session: &Session, m: &ModelRef, texts: &Array, lang: &str, pooling: Pooling) -> Res<Features> {
-    let texts: Vec<String> = texts
-        .iter()
-        .map(|d| d.clone().into_string().map_err(|t| rhai_err(format!("features: expected strings, found {t}"))))
-        .collect::<Res<_>>()?;
+    let texts = strings(texts, "features")?;
     if texts.is_empty() {
         return Err(rhai_err("features: no texts"));
     }

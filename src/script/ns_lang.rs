@@ -26,7 +26,7 @@
 //! `r.shift_norms[l]` is `‖D_l‖₂` for every layer of the model.
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 
-use super::engine::{at, rhai_err, Session};
+use super::engine::{at, rhai_err, strings, Session};
 use super::handles::{Features, ModelRef};
 use crate::analysis::token_translation::{language_means, mds_grid, MdsSpec};
 use crate::model::load::LoadedModel;
@@ -60,11 +60,8 @@ fn write_atomic(path: &std::path::Path, text: &str) -> crate::error::Result<()> 
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
-fn strings(texts: &Array, what: &str) -> Res<Vec<String>> {
-    let v: Vec<String> = texts
-        .iter()
-        .map(|d| d.clone().into_string().map_err(|t| rhai_err(format!("{what}: expected strings, found {t}"))))
-        .collect::<Res<_>>()?;
+fn non_empty_texts(a: &Array, what: &str) -> Res<Vec<String>> {
+    let v = strings(a, what)?;
     if v.iter().all(|t| t.trim().is_empty()) {
         return Err(rhai_err(format!("{what}: no texts")));
     }
@@ -101,7 +98,7 @@ pub fn module(session: &Session) -> Module {
     let s = session.clone();
     m.set_native_fn("means", move |ctx: NativeCallContext, model: ModelRef, texts: Array, lang: &str| {
         let f = || -> Res<Features> {
-            let texts = strings(&texts, "lang::means")?;
+            let texts = non_empty_texts(&texts, "lang::means")?;
             let loaded = super::ns_features::open(&s, &model).map_err(rhai_err)?;
             let (means, tokens) = language_means(&loaded, &texts, lang, 8192).map_err(rhai_err)?;
             s.env.log.push(format!(
