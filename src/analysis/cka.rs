@@ -15,9 +15,9 @@
 //! (`‖XᵀX‖_F`, row norms) are computed once; the cross products are formed one X layer at a time against all
 //! Y layers side by side (`Xᵢᵀ [Y₁ … Y_L]`, one large product instead of L small ones). For f32
 //! inputs the features are centred in f32 in two passes (subtract the column means, then the means of the remainder,
-//! which removes the first means' rounding error; libtorch sums with cascade summation), `‖XᵀX‖_F` comes from the
-//! three distinct blocks of the symmetric `XᵀX`, and the cross products are formed in f32 over row chunks of at most [`CHUNK_ROWS`] rows, the
-//! left factor transposed once, and summed in f64; f64 inputs stay f64 throughout.
+//! which removes the first means' rounding error; libtorch sums with cascade summation), the products (`XᵀX` and the
+//! cross products) are formed in f32 over row chunks of at most [`CHUNK_ROWS`] rows from transposed views and
+//! summed in f64; f64 inputs stay f64 throughout.
 use super::{matrix_float, to_vec_f64};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -64,10 +64,11 @@ fn compute_kind(a: &Tensor, b: &Tensor) -> Kind {
 /// # Shapes
 /// `a` [n, d1], `b` [n, d2] → [d1, d2] f64.
 fn cross(a: &Tensor, b: &Tensor) -> Tensor {
-    cross_t(&a.tr().contiguous(), b)
+    cross_t(&a.tr(), b)
 }
 
-/// [`cross`] with the left factor already transposed (and contiguous), so a grid transposes each X layer once.
+/// [`cross`] with the left factor given transposed (a transposed view is read in place by BLAS, as fast as a
+/// contiguous copy).
 /// # Shapes
 /// `at` [d1, n], `b` [n, d2] → [d1, d2] f64.
 fn cross_t(at: &Tensor, b: &Tensor) -> Tensor {
@@ -112,18 +113,13 @@ fn prepare(x: &Tensor, kind: Kind, debiased: bool) -> Result<Prepared> {
     Ok(Prepared { centred, row_sq, self_sq, sq_norm })
 }
 
-/// `‖XᵀX‖²_F` from the three distinct blocks of the symmetric `XᵀX` (column halves `A`, `B` of `X`):
-/// `‖AᵀA‖² + 2‖AᵀB‖² + ‖BᵀB‖²`, three quarters of the full product's work.
+/// `‖XᵀX‖²_F` from one product with the transposed view (BLAS reads the transpose in place: this took
+/// 0.058 s on one thread for 10,000 × 768 where a contiguous transposed copy took 0.078 s and the three distinct blocks of the
+/// symmetric product, from column halves, 0.133 s).
 /// # Shapes
 /// `x` [n, d] → scalar.
 fn self_product_sq(x: &Tensor) -> Result<f64> {
-    let d = x.size()[1];
-    if d < 2 {
-        return scalar(&cross(x, x).square().sum(Kind::Double));
-    }
-    let (a, b) = (x.narrow(1, 0, d / 2), x.narrow(1, d / 2, d - d / 2));
-    let sq = |p: Tensor| scalar(&p.square().sum(Kind::Double));
-    Ok(sq(cross(&a, &a))? + 2.0 * sq(cross(&a, &b))? + sq(cross(&b, &b))?)
+    scalar(&cross(x, x).square().sum(Kind::Double))
 }
 
 /// Kornblith's `_debiased_dot_product_similarity_helper`.
@@ -283,7 +279,7 @@ pub fn cka_grid(xs: &Tensor, ys: &Tensor, kind: CkaKind) -> Result<Vec<Vec<f64>>
             let widths: Vec<i64> = py.iter().map(|p| p.centred.size()[1]).collect();
             let mut grid = Vec::with_capacity(l1 as usize);
             for a in &px {
-                let c = cross_t(&a.centred.tr().contiguous(), &ycat);
+                let c = cross_t(&a.centred.tr(), &ycat);
                 let mut start = 0;
                 let mut row = Vec::with_capacity(l2 as usize);
                 for (b, w) in py.iter().zip(&widths) {
