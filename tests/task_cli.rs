@@ -1,6 +1,6 @@
-//! `crossling task nli` end to end on the real mirror with a tiny en–fr checkpoint (separate embeddings, so the
-//! language-specific parameters are frozen): the JSON record's shape, accuracies in [0, 1], the default languages
-//! (the XNLI languages of the model), the human-readable summary, and refusals of bad input.
+//! `crossling task nli | ner | parse` end to end on the real mirror with a tiny en–fr checkpoint (separate embeddings,
+//! so the language-specific parameters are frozen): the JSON record's shape, scores in [0, 1], the default languages
+//! (those of the model), the human-readable summary, and refusals of bad input.
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -97,4 +97,98 @@ fn nli_smoke_reports_accuracies_and_refuses_bad_input() {
     }
     let o = crossling(&["task", "nli", "--model", tmp.path().join("nope").to_str().unwrap()], Some(&data), &cache);
     assert!(!o.status.success() && text(&o).contains("does not exist"), "{}", text(&o));
+}
+
+#[test]
+fn ner_smoke_reports_span_scores_and_refuses_bad_input() {
+    let Some(data) = mirror() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let ckpt = checkpoint(tmp.path(), &data);
+    let c = ckpt.to_str().unwrap();
+    let cache = tmp.path().join("cache");
+    let run = |args: &[&str]| {
+        let mut all = vec!["task", "ner", "--model", c];
+        all.extend_from_slice(args);
+        crossling(&all, Some(&data), &cache)
+    };
+
+    let o = run(&["--scale", "smoke", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    assert_eq!((r["task"].as_str(), r["train_data"].as_str()), (Some("ner"), Some("panx")));
+    assert_eq!((r["train_sentences"].as_u64(), r["dev_sentences"].as_u64()), (Some(200), Some(50)));
+    assert_eq!(r["steps"].as_u64(), Some(13), "200 sentences in batches of 16, 1 epoch");
+    assert_eq!(r["config"]["schedule"], "linear_decay");
+    assert!(in_unit(&r["en_dev_f1"]), "{r}");
+    let eval = r["eval"].as_object().unwrap();
+    assert_eq!(eval.keys().collect::<Vec<_>>(), ["en", "fr"], "default: the model's PAN-X languages");
+    for (lang, e) in eval {
+        assert!(in_unit(&e["f1"]) && in_unit(&e["precision"]) && in_unit(&e["recall"]), "{lang}: {e}");
+        assert_eq!(e["sentences"].as_u64(), Some(100), "{lang}");
+        assert!(e["counts"]["gold"].as_u64().unwrap() > 50, "{lang}: {e}");
+    }
+    assert_eq!(r["files"].as_array().unwrap().len(), 3, "train-en, dev-en, dev-fr");
+    assert!(r["freeze"]["language_specific_tensors"].as_u64().unwrap() >= 2);
+
+    let o = run(&["--scale", "smoke", "--langs", "fr", "--train-data", "conll2003", "--max-train", "32"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("32 English sentences (Conll2003)") && out.contains("PAN-X dev fr: F1 0."), "{out}");
+    assert!(!out.contains("PAN-X dev en"), "{out}");
+
+    let refusals: [(&[&str], &str); 3] = [
+        (&["--scale", "smoke", "--langs", "de"], "has no language 'de' (its languages: en, fr)"),
+        (&["--scale", "smoke", "--langs", "fr,xx"], "no PAN-X dev set for language 'xx'"),
+        (&["--scale", "smoke", "--train-data", "ontonotes"], "unknown NER training data 'ontonotes'"),
+    ];
+    for (args, want) in refusals {
+        let o = run(args);
+        assert!(!o.status.success(), "{args:?} should fail");
+        assert!(text(&o).contains(want), "{args:?}: {}", text(&o));
+    }
+}
+
+#[test]
+fn parse_smoke_reports_attachment_scores_and_refuses_bad_input() {
+    let Some(data) = mirror() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let ckpt = checkpoint(tmp.path(), &data);
+    let c = ckpt.to_str().unwrap();
+    let cache = tmp.path().join("cache");
+    let run = |args: &[&str]| {
+        let mut all = vec!["task", "parse", "--model", c];
+        all.extend_from_slice(args);
+        crossling(&all, Some(&data), &cache)
+    };
+
+    let o = run(&["--scale", "smoke", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    assert_eq!(r["task"], "parse");
+    assert_eq!(r["train_sentences"].as_u64(), Some(200));
+    assert!(in_unit(&r["en_dev_las"]), "{r}");
+    let results = r["results"].as_object().unwrap();
+    assert_eq!(results.keys().collect::<Vec<_>>(), ["en", "fr"], "default: the model's parsing languages");
+    for (lang, e) in results {
+        assert!(in_unit(&e["uas"]) && in_unit(&e["las"]), "{lang}: {e}");
+        assert!(e["las"].as_f64() <= e["uas"].as_f64(), "{lang}: LAS ≤ UAS: {e}");
+        assert!(e["scored"].as_u64().unwrap() > 0 && e["excluded"].as_u64().unwrap() > 0, "{lang}: PUNCT excluded");
+    }
+    assert!(r["labels"].as_array().unwrap().iter().all(|l| !l.as_str().unwrap().contains(':')), "universal labels");
+
+    let o = run(&["--scale", "smoke", "--langs", "fr", "--decode", "greedy", "--include-punct"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("fr") && out.contains("LAS"), "{out}");
+
+    let refusals: [(&[&str], &str); 3] = [
+        (&["--scale", "smoke", "--langs", "de"], "has no language 'de' (its languages: en, fr)"),
+        (&["--scale", "smoke", "--decode", "eisner"], "--decode"),
+        (&["--scale", "smoke", "--freeze-layers", "3"], "cannot freeze 3 layers of a 2-layer model"),
+    ];
+    for (args, want) in refusals {
+        let o = run(args);
+        assert!(!o.status.success(), "{args:?} should fail");
+        assert!(text(&o).contains(want), "{args:?}: {}", text(&o));
+    }
 }

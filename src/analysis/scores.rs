@@ -199,15 +199,15 @@ impl Scorer {
             let (row_top, _) = cos.topk(kt, 1, true, false);
             r_t.push(row_top.to_kind(Kind::Double).mean_dim(1, false, Kind::Double));
             let mut cos_t = block_t.narrow(1, 0, len);
-            let _ = cos_t.copy_(&cos.tr());
+            cos_t.copy_(&cos.tr());
             let m = ks.min(len);
             let _ = cos_t.topk_values(&best.narrow(1, 0, m), &best_at.narrow(1, 0, m), m, 1, true, false);
-            let _ = merge.narrow(1, ks, m).copy_(&best.narrow(1, 0, m));
+            merge.narrow(1, ks, m).copy_(&best.narrow(1, 0, m));
             if m < ks {
                 let _ = merge.narrow(1, ks + m, ks - m).fill_(f64::NEG_INFINITY);
             }
             let _ = merge.topk_values(&best, &best_at, ks, 1, true, false);
-            let _ = merge.narrow(1, 0, ks).copy_(&best);
+            merge.narrow(1, 0, ks).copy_(&best);
             start += len;
         }
         if r_t.is_empty() {

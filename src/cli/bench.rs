@@ -24,6 +24,8 @@ use tch::{Device, Kind};
 pub enum BenchCommand {
     /// Training tokens/s of crossling vs PyTorch eager (same model, batch, threads), FLOP/s vs a measured peak.
     Train(TrainBenchArgs),
+    /// NLI fine-tuning pairs/s of crossling's task head vs the same head in PyTorch (same model, batches, threads).
+    Finetune(super::bench_finetune::BenchFinetuneArgs),
 }
 
 #[derive(Args)]
@@ -68,6 +70,7 @@ pub struct TrainBenchArgs {
 pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Train(args) => train(args),
+        BenchCommand::Finetune(args) => super::bench_finetune::run(args),
     }
 }
 

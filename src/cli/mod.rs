@@ -8,12 +8,15 @@ mod anchors;
 mod bench;
 mod bench_analysis;
 mod bench_features;
+mod bench_finetune;
 mod data;
 mod export;
 mod features;
 mod figure;
 mod info;
 mod task;
+mod task_ner;
+mod task_parse;
 mod train;
 
 #[derive(Parser)]
@@ -39,7 +42,7 @@ enum Command {
     /// Representation analysis: CKA, Procrustes alignment, word and sentence retrieval, means of language / MDS.
     #[command(subcommand)]
     Analyse(analyse::AnalyseCommand),
-    /// Benchmarks that print measured ratios against a reference run (train, cka, csls, features); not tests.
+    /// Benchmarks that print measured ratios against a reference run (train, finetune, cka, csls, features); not tests.
     #[command(subcommand)]
     Bench(BenchCommand),
     /// Every layer's hidden states for each line of a text file, ragged, in one safetensors file.

@@ -17,83 +17,120 @@ pub enum TaskCommand {
     /// Zero-shot NLI: fine-tune on English MNLI (best epoch by a held-out English dev set), report XNLI dev accuracy
     /// for each language.
     Nli(NliArgs),
+    /// Zero-shot NER: fine-tune a BIO tagger on English PAN-X (best state by English dev span F1), report PAN-X dev
+    /// span F1 for each language.
+    Ner(super::task_ner::NerArgs),
+    /// Zero-shot dependency parsing: a biaffine parser fine-tuned on English UD (best state by English dev LAS),
+    /// UAS / LAS on the GSD test set of each language.
+    Parse(super::task_parse::ParseArgs),
 }
+
+/// The options every fine-tuned task shares.
+#[derive(Args)]
+pub struct FinetuneArgs {
+    /// Model folder: a crossling checkpoint or run, or a Hugging Face BERT folder.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Evaluation languages, comma-separated (en, fr, de, ru, zh); default: every one the model has.
+    #[arg(long)]
+    pub langs: Option<String>,
+    /// Preset: smoke, cpu or paper (see `crossling task <TASK> --help` and the task's module docs).
+    #[arg(long, default_value = "cpu")]
+    pub scale: String,
+    /// Learning rate: fixed (NLI) or the peak of warm-up + linear decay (NER, parsing); overrides the preset.
+    #[arg(long)]
+    pub lr: Option<f64>,
+    /// Examples per step.
+    #[arg(long)]
+    pub batch: Option<usize>,
+    /// Passes over the training examples.
+    #[arg(long)]
+    pub epochs: Option<usize>,
+    /// Cap on English training examples, or `all`.
+    #[arg(long)]
+    pub max_train: Option<String>,
+    /// Freeze the bottom K transformer layers (language-specific parameters are always frozen).
+    #[arg(long)]
+    pub freeze_layers: Option<usize>,
+    /// Freeze the embeddings too.
+    #[arg(long)]
+    pub freeze_embeddings: bool,
+    /// Also evaluate on the English dev set every N steps (default: at the end of each epoch only).
+    #[arg(long)]
+    pub eval_every: Option<u64>,
+    /// Seed of the data split, the head's initialisation, the batch order and dropout.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// cpu, cuda or cuda:N (bf16 autocast on CUDA).
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl FinetuneArgs {
+    /// `--max-train`: `Ok(None)` when not given, `Ok(Some(None))` for `all`.
+    pub fn max_train(&self) -> Result<Option<Option<usize>>> {
+        self.max_train
+            .as_ref()
+            .map(|m| match m.trim() {
+                "all" => Ok(None),
+                n => n.parse().map(Some).map_err(|_| anyhow::anyhow!("--max-train: '{n}' is not a number or `all`")),
+            })
+            .transpose()
+    }
+
+    /// Checks `--scale` against the task's presets.
+    pub fn check_scale(&self, scales: &[&str]) -> Result<()> {
+        if !scales.contains(&self.scale.as_str()) {
+            bail!("unknown --scale '{}': expected {}", self.scale, scales.join(", "));
+        }
+        Ok(())
+    }
+}
+
+/// Applies the shared command-line overrides of [`FinetuneArgs`] `$a` to a task config `$c` (fields of the same
+/// names in every task config); `?` on a bad `--max-train`.
+macro_rules! apply_finetune_args {
+    ($c:expr, $a:expr) => {
+        $c.lr = $a.lr.unwrap_or($c.lr);
+        $c.batch_size = $a.batch.unwrap_or($c.batch_size);
+        $c.epochs = $a.epochs.unwrap_or($c.epochs);
+        $c.freeze_layers = $a.freeze_layers.unwrap_or($c.freeze_layers);
+        $c.freeze_embeddings |= $a.freeze_embeddings;
+        $c.eval_every = $a.eval_every.unwrap_or($c.eval_every);
+        $c.seed = $a.seed.unwrap_or($c.seed);
+        $c.max_train = $a.max_train()?.unwrap_or($c.max_train);
+    };
+}
+pub(super) use apply_finetune_args;
 
 #[derive(Args)]
 pub struct NliArgs {
-    /// Model folder: a crossling checkpoint or run, or a Hugging Face BERT folder.
-    #[arg(long)]
-    model: PathBuf,
-    /// XNLI languages to evaluate, comma-separated (en, fr, de, ru, zh); default: every XNLI language the model has.
-    #[arg(long)]
-    langs: Option<String>,
-    /// Preset: smoke (300 pairs, 1 epoch), cpu (20,000 pairs, 2 epochs, lr 2e-4) or paper (all pairs, 3 epochs, lr
-    /// 2e-5); batch 32 except smoke (16).
-    #[arg(long, default_value = "cpu")]
-    scale: String,
-    /// Fixed learning rate (overrides the preset).
-    #[arg(long)]
-    lr: Option<f64>,
-    /// Pairs per step.
-    #[arg(long)]
-    batch: Option<usize>,
-    /// Passes over the training pairs.
-    #[arg(long)]
-    epochs: Option<usize>,
-    /// Cap on English training pairs, or `all`.
-    #[arg(long)]
-    max_train: Option<String>,
-    /// Freeze the bottom K transformer layers (language-specific parameters are always frozen).
-    #[arg(long)]
-    freeze_layers: Option<usize>,
-    /// Freeze the embeddings too.
-    #[arg(long)]
-    freeze_embeddings: bool,
-    /// Also evaluate on the English dev set every N steps (default: at the end of each epoch only).
-    #[arg(long)]
-    eval_every: Option<u64>,
-    /// Seed of the train / dev split, the classifier's initialisation, the batch order and dropout.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// cpu, cuda or cuda:N (bf16 autocast on CUDA).
-    #[arg(long, default_value = "cpu")]
-    device: String,
-    /// Print the result as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    pub common: FinetuneArgs,
 }
 
 pub fn run(cmd: TaskCommand) -> Result<()> {
     match cmd {
         TaskCommand::Nli(a) => nli(a),
+        TaskCommand::Ner(a) => super::task_ner::ner(a),
+        TaskCommand::Parse(a) => super::task_parse::parse(a),
     }
 }
 
 /// The preset of `--scale` with the command-line overrides.
-fn config(a: &NliArgs) -> Result<NliConfig> {
-    if !NLI_SCALES.contains(&a.scale.as_str()) {
-        bail!("unknown --scale '{}': expected {}", a.scale, NLI_SCALES.join(", "));
-    }
+fn config(a: &FinetuneArgs) -> Result<NliConfig> {
+    a.check_scale(&NLI_SCALES)?;
     let mut c = NliConfig::preset(&a.scale)?;
-    c.lr = a.lr.unwrap_or(c.lr);
-    c.batch_size = a.batch.unwrap_or(c.batch_size);
-    c.epochs = a.epochs.unwrap_or(c.epochs);
-    c.freeze_layers = a.freeze_layers.unwrap_or(c.freeze_layers);
-    c.freeze_embeddings |= a.freeze_embeddings;
-    c.eval_every = a.eval_every.unwrap_or(c.eval_every);
-    c.seed = a.seed.unwrap_or(c.seed);
-    if let Some(m) = &a.max_train {
-        c.max_train = match m.trim() {
-            "all" => None,
-            n => Some(n.parse().map_err(|_| anyhow::anyhow!("--max-train: '{n}' is not a number or `all`"))?),
-        };
-    }
+    apply_finetune_args!(c, a);
     c.validate()?;
     Ok(c)
 }
 
 /// `fr,de` → `["fr", "de"]`: trimmed, lowercase, no duplicates, none empty.
-fn parse_langs(text: &str) -> Result<Vec<String>> {
+pub(super) fn parse_langs(text: &str) -> Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     for l in text.split(',').map(|s| s.trim().to_ascii_lowercase()) {
         if l.is_empty() {
@@ -107,6 +144,7 @@ fn parse_langs(text: &str) -> Result<Vec<String>> {
 }
 
 fn nli(a: NliArgs) -> Result<()> {
+    let a = a.common;
     let cfg = config(&a)?;
     let compute = Compute::resolve(&a.device, Precision::Auto)?;
     let catalog = Catalog::load_default().context("loading data manifests")?;

@@ -1,7 +1,7 @@
 //! Grouped bar charts: one group per category, one bar per series, optional error bars, optional value
 //! labels, and optional reference markers (e.g. the paper's reported value for that bar) drawn as diamonds.
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, VPos};
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::draw::{self, Area, Key, LegendEntry};
 use super::format::NumberFormat;
@@ -82,17 +82,16 @@ pub fn draw<DB: DrawingBackend>(area: &Area<DB>, c: &GroupedBars) -> Result<()> 
         }
     };
     let y_fmt = |v: &f64| draw::tick_label(*v);
-    let x_style = if rotate {
-        tick.transform(plotters::style::FontTransform::Rotate90).into_text_style(&area)
-    } else {
-        tick.clone().into_text_style(&area)
-    };
+    // Rotated group labels are drawn below (plotters centres a rotated tick label on its tick, so half of it would
+    // sit above the axis, under the bars); the mesh then draws none.
+    let x_style = tick.clone().into_text_style(&area);
+    let no_label = |_: &f64| String::new();
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(n_groups)
         .y_labels(8)
-        .x_label_formatter(&x_fmt)
+        .x_label_formatter(if rotate { &no_label } else { &x_fmt })
         .y_label_formatter(&y_fmt)
         .x_label_style(x_style)
         .y_label_style(tick.clone())
@@ -103,6 +102,18 @@ pub fn draw<DB: DrawingBackend>(area: &Area<DB>, c: &GroupedBars) -> Result<()> 
         .draw()
         .map_err(&err)?;
     draw::y_desc(&area, &chart.plotting_area().strip_coord_spec(), &c.y_label, t)?;
+    if rotate {
+        let style = tick
+            .transform(plotters::style::FontTransform::Rotate90)
+            .into_text_style(&area)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        let origin = area.get_base_pixel();
+        for (g, label) in c.groups.iter().enumerate() {
+            let (x, y) = chart.backend_coord(&(g as f64, y0));
+            let at = (x - origin.0, y - origin.1 + 6);
+            area.draw(&Text::new(label.clone(), at, style.clone())).map_err(&err)?;
+        }
+    }
 
     let base = 0f64.clamp(y0, y1);
     for (s, series) in c.series.iter().enumerate() {

@@ -19,6 +19,7 @@ pub mod ns_data;
 pub mod ns_features;
 pub mod ns_lang;
 pub mod ns_results;
+pub mod ns_task;
 pub mod ns_train;
 pub mod ns_words;
 pub mod provenance;
@@ -45,5 +46,6 @@ pub fn namespaces(session: &Session) -> Vec<(&'static str, rhai::Module)> {
         ("retrieve", ns_align::retrieve_module()),
         ("lang", ns_lang::module(session)),
         ("words", ns_words::module(session)),
+        ("task", ns_task::module(session)),
     ]
 }

@@ -50,7 +50,7 @@ fn cache_file(
     Ok(models_dir.join("analysis").join(format!("mds-{}.json", &hash[..16])))
 }
 
-fn write_atomic(path: &std::path::Path, text: &str) -> crate::error::Result<()> {
+pub(super) fn write_atomic(path: &std::path::Path, text: &str) -> crate::error::Result<()> {
     use crate::error::Error;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;

@@ -128,6 +128,50 @@ pub fn apply_freeze(vs: &VarStore, plan: &FreezePlan, head_prefixes: &[&str]) ->
     Ok(report)
 }
 
+/// The range checks every task config shares, on fields of the same names (`lr`, `warmup_fraction`, `batch_size`,
+/// `epochs`, `eval_batch_tokens`, `max_len`, `clip_norm`): returns `Err` from the calling function with
+/// `"{what}: …"`, where `what` names the config.
+macro_rules! check_finetune_ranges {
+    ($cfg:expr, $what:expr) => {{
+        let c = $cfg;
+        let bad = |msg: String| -> $crate::error::Result<()> {
+            Err($crate::error::Error::Invalid(format!("{}: {msg}", $what)))
+        };
+        if !(c.lr.is_finite() && c.lr > 0.0) {
+            return bad(format!("lr must be a positive number, got {}", c.lr));
+        }
+        if !(0.0..=1.0).contains(&c.warmup_fraction) {
+            return bad(format!("warmup_fraction must be in [0, 1], got {}", c.warmup_fraction));
+        }
+        if c.batch_size == 0 || c.epochs == 0 || c.eval_batch_tokens == 0 {
+            return bad("batch_size, epochs and eval_batch_tokens must be at least 1".into());
+        }
+        if c.max_len < 3 {
+            return bad(format!("max_len must be at least 3 ([CLS] … [SEP]), got {}", c.max_len));
+        }
+        if !(c.clip_norm.is_finite() && c.clip_norm > 0.0) {
+            return bad(format!("clip_norm must be a positive number, got {}", c.clip_norm));
+        }
+    }};
+}
+pub(crate) use check_finetune_ranges;
+
+/// Checks that freezing the bottom `freeze_layers` fits a `model_layers`-layer encoder and that the model's
+/// variables live on the device fine-tuning runs on.
+pub fn check_fit(freeze_layers: usize, model_layers: usize, vs: &VarStore, compute: &Compute) -> Result<()> {
+    if freeze_layers > model_layers {
+        return Err(Error::Invalid(format!("cannot freeze {freeze_layers} layers of a {model_layers}-layer model")));
+    }
+    if vs.device() != compute.device {
+        return Err(Error::Invalid(format!(
+            "the model lives on {:?} but fine-tuning was asked to run on {:?}",
+            vs.device(),
+            compute.device
+        )));
+    }
+    Ok(())
+}
+
 /// The learning-rate schedule of fine-tuning (see the module docs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -255,6 +299,116 @@ impl Snapshot {
             }
         });
     }
+}
+
+/// The dev score at one point of training (accuracy for NLI, span F1 for NER, LAS for parsing).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DevPoint {
+    pub step: u64,
+    /// 1-based epoch the step belongs to.
+    pub epoch: usize,
+    pub score: f64,
+}
+
+/// What [`train_with_selection`] reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainOutcome {
+    pub steps: u64,
+    pub epochs: usize,
+    /// The kept state: the step with the best dev score (the first on ties).
+    pub best_step: u64,
+    pub best_dev_score: f64,
+    pub dev_history: Vec<DevPoint>,
+    pub loss: LossSummary,
+    pub seconds: f64,
+}
+
+/// How a training run walks its data: `epochs` passes over `n_train` examples in seeded order (see [`epoch_order`]),
+/// `batch_size` examples a step, a dev evaluation at the end of every epoch and every `eval_every` steps (0: never
+/// in between); `label` names the run in messages and on the progress bar (shown when `progress`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EpochPlan {
+    pub n_train: usize,
+    pub batch_size: usize,
+    pub epochs: usize,
+    pub eval_every: u64,
+    pub label: &'static str,
+    pub progress: bool,
+}
+
+/// Fine-tunes with model selection: for each batch of training indices `loss_of` returns the batch loss (dropout
+/// on; run under the compute precision by the [`Finetuner`]); `dev_score` scores the current weights (higher is
+/// better). The weights are left in the state with the best dev score. Callers hold
+/// [`crate::device::torch_rng_lock`].
+pub fn train_with_selection(
+    vs: &VarStore,
+    compute: Compute,
+    settings: OptimSettings,
+    plan: EpochPlan,
+    mut loss_of: impl FnMut(&[usize]) -> Result<Tensor>,
+    mut dev_score: impl FnMut() -> Result<f64>,
+) -> Result<TrainOutcome> {
+    let label = plan.label;
+    if plan.n_train == 0 || plan.batch_size == 0 || plan.epochs == 0 {
+        return Err(Error::Invalid(format!("{label}: nothing to train ({plan:?})")));
+    }
+    let started = std::time::Instant::now();
+    let per_epoch = plan.n_train.div_ceil(plan.batch_size);
+    let total = (per_epoch * plan.epochs) as u64;
+    let mut opt = Finetuner::new(vs, compute, OptimSettings { total_steps: total, ..settings });
+    let pb = if plan.progress {
+        crate::progress::bar(
+            total,
+            &format!("{label} {{bar:30}} {{pos}}/{{len}} [{{elapsed_precise}}<{{eta}}] {{msg}}"),
+        )
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let mut losses = Vec::with_capacity(total as usize);
+    let mut history: Vec<DevPoint> = Vec::new();
+    let mut best: Option<(DevPoint, Snapshot)> = None;
+    for epoch in 1..=plan.epochs {
+        let order = epoch_order(plan.n_train, settings.seed, epoch - 1);
+        let chunks: Vec<&[usize]> = order.chunks(plan.batch_size).collect();
+        for (k, chunk) in chunks.iter().enumerate() {
+            let report = opt.step(|| loss_of(chunk))?;
+            losses.push(report.loss);
+            pb.inc(1);
+            let t = opt.steps();
+            if k + 1 == chunks.len() || (plan.eval_every > 0 && t % plan.eval_every == 0) {
+                let score = dev_score()?;
+                let point = DevPoint { step: t, epoch, score };
+                history.push(point);
+                match best.as_mut() {
+                    Some((b, snap)) if score > b.score => {
+                        *b = point;
+                        snap.update();
+                    }
+                    Some(_) => {}
+                    None => best = Some((point, Snapshot::take(vs))),
+                }
+                let best_score = best.as_ref().map_or(score, |(b, _)| b.score);
+                pb.set_message(format!("dev {score:.3} (best {best_score:.3})"));
+            } else if t % 10 == 0 {
+                let n = losses.len().min(50);
+                let recent = losses[losses.len() - n..].iter().sum::<f64>() / n as f64;
+                pb.set_message(format!("loss {recent:.3}"));
+            }
+        }
+    }
+    pb.finish_and_clear();
+    let (best_point, snapshot) =
+        best.ok_or_else(|| Error::Invalid(format!("{label}: no dev evaluation took place")))?;
+    snapshot.restore();
+    Ok(TrainOutcome {
+        steps: opt.steps(),
+        epochs: plan.epochs,
+        best_step: best_point.step,
+        best_dev_score: best_point.score,
+        dev_history: history,
+        loss: summarize_losses(&losses, &vec![per_epoch; plan.epochs], 50),
+        seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// One point of a down-sampled loss curve: the mean loss of the steps up to and including `step`.

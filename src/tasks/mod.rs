@@ -6,20 +6,34 @@
 //!   snapshot, loss-curve summary.
 //! - [`nli`]: the NLI classifier on `[CLS]` and its fine-tuning with best-epoch selection on English dev accuracy.
 //! - [`nli_transfer`]: zero-shot XNLI — MNLI train / seeded dev split, pair encoding, accuracy per XNLI language.
+//! - [`grid`]: a batch × learning-rate grid ranked by English dev, reporting the mean of the best two.
+//! - [`ner`]: the BIO tagger on first subwords and its fine-tuning with best-span-F1 selection.
+//! - [`ner_transfer`]: zero-shot NER — PAN-X (or CoNLL-2003) English training, span F1 on PAN-X dev per language.
 //! - [`ner_metrics`]: BIO repair (standalone `I-X` → `B-X`; a span takes its final tag's type), span extraction,
 //!   CoNLL-style micro span precision / recall / F1 with per-type counts.
+//! - [`parse`]: the biaffine dependency parser (Dozat & Manning 2017) on first subwords, MST or greedy decoding, and its
+//!   fine-tuning with best-LAS selection.
+//! - [`parse_transfer`]: zero-shot parsing — English UD training (LinES + ParTUT, EWT dev), UAS / LAS on the GSD test
+//!   treebanks of fr / de / ru and GSDSimp for zh.
 //! - [`parse_metrics`]: UAS / LAS over a corpus; gold-`PUNCT` tokens excluded by default.
 //! - [`parse_decode`]: heads from an arc-score matrix: greedy, and the maximum spanning arborescence with exactly one
 //!   root child (Chu-Liu/Edmonds with an exact root penalty).
 //! - [`word_align`]: fast_align (IBM Model 2 with a diagonal prior) trained by EM, Viterbi alignment, both directions.
 //! - [`symmetrize`]: the grow-diag-final-and merge of two directional alignments.
 //! - [`aer`]: alignment error rate against sure and possible links.
+//! - [`word_inputs`]: gold words → subword ids and first-subword positions, batches and gathers for token tasks.
 pub mod aer;
 pub mod finetune;
+pub mod grid;
+pub mod ner;
 pub mod ner_metrics;
+pub mod ner_transfer;
 pub mod nli;
 pub mod nli_transfer;
+pub mod parse;
 pub mod parse_decode;
 pub mod parse_metrics;
+pub mod parse_transfer;
 pub mod symmetrize;
 pub mod word_align;
+pub mod word_inputs;

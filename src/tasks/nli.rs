@@ -22,14 +22,12 @@
 //! 4 × 128 English `mono` model of `train --scale cpu`, one libtorch thread: 8 min, English dev accuracy 0.442 at 2e-4
 //! against 0.383 at 5e-5); `smoke` 300 pairs, 1 epoch. The dev set is 2,000 MNLI pairs held out with the seed (100 at
 //! `smoke`); `cpu` and `paper` evaluate the whole XNLI dev set of each language (2,490 pairs), `smoke` its first 100.
-use std::time::Instant;
-
 use serde::{Deserialize, Serialize};
 use tch::{nn, nn::Module, nn::VarStore, Kind, Tensor};
 
 use super::finetune::{
-    accuracy, apply_freeze, epoch_order, mix, summarize_losses, Finetuner, FreezePlan, FreezeReport, LossSummary,
-    LrSchedule, OptimSettings, Snapshot, HEAD_INIT,
+    accuracy, apply_freeze, check_finetune_ranges, check_fit, mix, train_with_selection, EpochPlan, FreezePlan,
+    FreezeReport, LrSchedule, OptimSettings, TrainOutcome, HEAD_INIT,
 };
 use crate::error::{Error, Result};
 use crate::features::batch::{length_batches, padded};
@@ -130,27 +128,16 @@ impl NliConfig {
 
     /// Checks the ranges of every setting.
     pub fn validate(&self) -> Result<()> {
+        check_finetune_ranges!(self, "NLI config");
         let bad = |what: &str| Err(Error::Invalid(format!("NLI config: {what}")));
-        if !(self.lr.is_finite() && self.lr > 0.0) {
-            return bad(&format!("lr must be a positive number, got {}", self.lr));
-        }
-        if !(0.0..=1.0).contains(&self.warmup_fraction) {
-            return bad(&format!("warmup_fraction must be in [0, 1], got {}", self.warmup_fraction));
-        }
-        if self.batch_size == 0 || self.epochs == 0 || self.dev_size == 0 || self.eval_batch_tokens == 0 {
-            return bad("batch_size, epochs, dev_size and eval_batch_tokens must be at least 1");
+        if self.dev_size == 0 {
+            return bad("dev_size must be at least 1");
         }
         if self.max_train == Some(0) || self.max_eval == Some(0) {
             return bad("max_train and max_eval must be at least 1 when set");
         }
-        if self.max_len < 3 {
-            return bad(&format!("max_len must be at least 3 ([CLS] [SEP] [SEP]), got {}", self.max_len));
-        }
         if matches!(self.classifier_dropout, Some(p) if !(0.0..1.0).contains(&p)) {
             return bad("classifier_dropout must be in [0, 1)");
-        }
-        if !(self.clip_norm.is_finite() && self.clip_norm > 0.0) {
-            return bad(&format!("clip_norm must be a positive number, got {}", self.clip_norm));
         }
         Ok(())
     }
@@ -192,28 +179,6 @@ impl NliClassifier {
     }
 }
 
-/// English dev accuracy at one point of training.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct DevPoint {
-    pub step: u64,
-    /// 1-based epoch the step belongs to.
-    pub epoch: usize,
-    pub accuracy: f64,
-}
-
-/// What [`NliFinetune::train`] reports.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TrainOutcome {
-    pub steps: u64,
-    pub epochs: usize,
-    /// The kept state: the step with the best dev accuracy.
-    pub best_step: u64,
-    pub best_dev_accuracy: f64,
-    pub dev_history: Vec<DevPoint>,
-    pub loss: LossSummary,
-    pub seconds: f64,
-}
-
 /// An encoder with an NLI classifier, ready to fine-tune.
 #[derive(Debug)]
 pub struct NliFinetune {
@@ -233,19 +198,7 @@ impl NliFinetune {
     pub fn new(model: MlmModel, vs: VarStore, pad: i64, compute: Compute, cfg: &NliConfig) -> Result<Self> {
         cfg.validate()?;
         let mc = model.config();
-        if cfg.freeze_layers > mc.layers {
-            return Err(Error::Invalid(format!(
-                "cannot freeze {} layers of a {}-layer model",
-                cfg.freeze_layers, mc.layers
-            )));
-        }
-        if vs.device() != compute.device {
-            return Err(Error::Invalid(format!(
-                "the model lives on {:?} but fine-tuning was asked to run on {:?}",
-                vs.device(),
-                compute.device
-            )));
-        }
+        check_fit(cfg.freeze_layers, mc.layers, &vs, &compute)?;
         let dropout = cfg.classifier_dropout.unwrap_or(mc.dropout);
         let classifier = {
             let _rng = crate::device::torch_rng_lock();
@@ -310,78 +263,35 @@ impl NliFinetune {
         if let Some(it) = train.iter().chain(dev).find(|it| it.label >= CLASSES || it.ids.is_empty()) {
             return Err(Error::Invalid(format!("NLI item with class {} and {} ids", it.label, it.ids.len())));
         }
-        let started = Instant::now();
         let _rng = crate::device::torch_rng_lock();
-        let per_epoch = train.len().div_ceil(cfg.batch_size);
-        let total = (per_epoch * cfg.epochs) as u64;
         let settings = OptimSettings {
             lr: cfg.lr,
             schedule: cfg.schedule,
             warmup_fraction: cfg.warmup_fraction,
             clip_norm: cfg.clip_norm,
-            total_steps: total,
+            total_steps: 0,
             seed: cfg.seed,
         };
-        let mut opt = Finetuner::new(&self.vs, self.compute, settings);
-        let device = self.compute.device;
-        let pb = if progress {
-            crate::progress::bar(total, "nli {bar:30} {pos}/{len} [{elapsed_precise}<{eta}] {msg}")
-        } else {
-            indicatif::ProgressBar::hidden()
-        };
-        let mut losses = Vec::with_capacity(total as usize);
-        let mut history: Vec<DevPoint> = Vec::new();
-        let mut best: Option<(DevPoint, Snapshot)> = None;
-        for epoch in 1..=cfg.epochs {
-            let order = epoch_order(train.len(), cfg.seed, epoch - 1);
-            let chunks: Vec<&[usize]> = order.chunks(cfg.batch_size).collect();
-            for (k, chunk) in chunks.iter().enumerate() {
-                let rows: Vec<&[i64]> = chunk.iter().map(|&i| train[i].ids.as_slice()).collect();
-                let labels: Vec<i64> = chunk.iter().map(|&i| train[i].label as i64).collect();
-                let labels = Tensor::from_slice(&labels).to_device(device); // [batch]
-                let (ids, mask, _) = padded(&rows, self.pad, device); // [batch, seq]
-                let report = opt.step(|| {
-                    let logits = self.logits(&ids, &mask, lang, true)?; // [batch, 3]
-                    Ok(logits.to_kind(Kind::Float).cross_entropy_for_logits(&labels))
-                })?;
-                losses.push(report.loss);
-                pb.inc(1);
-                let t = opt.steps();
-                let epoch_end = k + 1 == chunks.len();
-                if epoch_end || (cfg.eval_every > 0 && t % cfg.eval_every == 0) {
-                    let acc = self.accuracy(dev, lang, cfg.eval_batch_tokens)?;
-                    let point = DevPoint { step: t, epoch, accuracy: acc };
-                    history.push(point);
-                    if let Some((b, snap)) = best.as_mut() {
-                        if acc > b.accuracy {
-                            *b = point;
-                            snap.update();
-                        }
-                    } else {
-                        best = Some((point, Snapshot::take(&self.vs)));
-                    }
-                    let best_acc = best.as_ref().map_or(acc, |(b, _)| b.accuracy);
-                    pb.set_message(format!("dev {acc:.3} (best {best_acc:.3})"));
-                } else if t % 10 == 0 {
-                    let n = losses.len().min(50);
-                    let recent = losses[losses.len() - n..].iter().sum::<f64>() / n as f64;
-                    pb.set_message(format!("loss {recent:.3}"));
-                }
-            }
-        }
-        pb.finish_and_clear();
-        let (best_point, snapshot) =
-            best.ok_or_else(|| Error::Invalid("NLI fine-tuning: no dev evaluation took place".into()))?;
-        snapshot.restore();
-        Ok(TrainOutcome {
-            steps: opt.steps(),
+        let plan = EpochPlan {
+            n_train: train.len(),
+            batch_size: cfg.batch_size,
             epochs: cfg.epochs,
-            best_step: best_point.step,
-            best_dev_accuracy: best_point.accuracy,
-            dev_history: history,
-            loss: summarize_losses(&losses, &vec![per_epoch; cfg.epochs], 50),
-            seconds: started.elapsed().as_secs_f64(),
-        })
+            eval_every: cfg.eval_every,
+            label: "nli",
+            progress,
+        };
+        let device = self.compute.device;
+        let this = &*self;
+        let loss_of = |chunk: &[usize]| -> Result<Tensor> {
+            let rows: Vec<&[i64]> = chunk.iter().map(|&i| train[i].ids.as_slice()).collect();
+            let labels: Vec<i64> = chunk.iter().map(|&i| train[i].label as i64).collect();
+            let labels = Tensor::from_slice(&labels).to_device(device); // [batch]
+            let (ids, mask, _) = padded(&rows, this.pad, device); // [batch, seq]
+            let logits = this.logits(&ids, &mask, lang, true)?; // [batch, 3]
+            Ok(logits.to_kind(Kind::Float).cross_entropy_for_logits(&labels))
+        };
+        let dev_score = || this.accuracy(dev, lang, cfg.eval_batch_tokens);
+        train_with_selection(&this.vs, this.compute, settings, plan, loss_of, dev_score)
     }
 }
 
@@ -446,11 +356,11 @@ mod tests {
         assert_eq!(out.steps, 4 * 40);
         assert_eq!(out.dev_history.len(), 4);
         assert!(after > 0.9, "accuracy {before:.3} → {after:.3} (chance 1/3); {out:?}");
-        assert!(out.best_dev_accuracy > 0.9, "{out:?}");
+        assert!(out.best_dev_score > 0.9, "{out:?}");
         let (first, last) = (out.loss.first.unwrap(), out.loss.last.unwrap());
         assert!(last < 0.5 * first, "loss {first} → {last}");
         // The kept state is the best dev state: evaluating again gives its accuracy.
-        assert_eq!(ft.accuracy(&dev, "en", 512).unwrap(), out.best_dev_accuracy);
+        assert_eq!(ft.accuracy(&dev, "en", 512).unwrap(), out.best_dev_score);
     }
 
     fn values(vs: &VarStore) -> HashMap<String, Tensor> {

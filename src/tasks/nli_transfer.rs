@@ -22,8 +22,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::finetune::{mix, permutation, FreezeReport, LossSummary, SPLIT};
-use super::nli::{DevPoint, NliConfig, NliFinetune, NliItem};
+use super::finetune::{mix, permutation, DevPoint, FreezeReport, LossSummary, SPLIT};
+use super::nli::{NliConfig, NliFinetune, NliItem};
 use crate::data::evalsets::FilesRead;
 use crate::data::formats::{mnli, xnli, NliExample};
 use crate::data::manifest::Catalog;
@@ -106,17 +106,36 @@ pub fn default_langs(model: &LoadedModel, xnli_langs: &[String]) -> Vec<String> 
 /// can read English and each of them.
 pub fn check_setup(model: &LoadedModel, langs: &[String], xnli_langs: &[String], cfg: &NliConfig) -> Result<()> {
     cfg.validate()?;
-    if cfg.freeze_layers > model.config.layers {
+    check_languages(model, langs, cfg.freeze_layers, "NLI", |l| {
+        if xnli_langs.iter().any(|x| x == l) {
+            Ok(())
+        } else {
+            Err(unknown_xnli(l, xnli_langs))
+        }
+    })
+}
+
+/// The checks every transfer task makes before reading data: `freeze_layers` fits the model, `langs` is not empty,
+/// `has_eval_data(lang)` accepts each language, and the model reads English (the training language) and each of
+/// them. `task` names the task in messages.
+pub fn check_languages(
+    model: &LoadedModel,
+    langs: &[String],
+    freeze_layers: usize,
+    task: &str,
+    has_eval_data: impl Fn(&str) -> Result<()>,
+) -> Result<()> {
+    if freeze_layers > model.config.layers {
         return Err(Error::Invalid(format!(
-            "cannot freeze {} layers of a {}-layer model",
-            cfg.freeze_layers, model.config.layers
+            "cannot freeze {freeze_layers} layers of a {}-layer model",
+            model.config.layers
         )));
     }
     if langs.is_empty() {
         return Err(Error::Invalid("no evaluation languages given".into()));
     }
-    if let Some(l) = langs.iter().find(|l| !xnli_langs.contains(l)) {
-        return Err(unknown_xnli(l, xnli_langs));
+    for l in langs {
+        has_eval_data(l)?;
     }
     if let Some(known) = model_languages(model) {
         let needed = std::iter::once(TRAIN_LANG).chain(langs.iter().map(String::as_str));
@@ -125,7 +144,7 @@ pub fn check_setup(model: &LoadedModel, langs: &[String], xnli_langs: &[String],
                 "model {} has no language '{l}' (its languages: {}){}",
                 model.source.path.display(),
                 known.join(", "),
-                if l == TRAIN_LANG { "; NLI fine-tunes on English" } else { "" }
+                if l == TRAIN_LANG { format!("; {task} fine-tunes on English") } else { String::new() }
             )));
         }
     }
@@ -216,6 +235,22 @@ pub struct ModelInfo {
     pub languages: Option<Vec<String>>,
 }
 
+impl ModelInfo {
+    /// The provenance of a loaded model.
+    pub fn of(loaded: &LoadedModel) -> Self {
+        ModelInfo {
+            path: loaded.source.path.display().to_string(),
+            kind: loaded.source.kind.name().to_string(),
+            weights_sha256: loaded.source.weights_sha256.clone(),
+            layers: loaded.config.layers,
+            hidden: loaded.config.hidden,
+            sep_emb: loaded.config.sharing.sep_emb,
+            sep_layers: loaded.config.sharing.sep_layers,
+            languages: model_languages(loaded),
+        }
+    }
+}
+
 /// XNLI dev accuracy of one language.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LangAccuracy {
@@ -286,16 +321,7 @@ pub fn run_nli(
         let rows: Vec<&NliExample> = rows.iter().take(cfg.max_eval.unwrap_or(rows.len())).collect();
         eval.insert(lang.clone(), encode_examples(tok, &rows, lang, max_len, &format!("XNLI dev {lang}"))?);
     }
-    let model_info = ModelInfo {
-        path: loaded.source.path.display().to_string(),
-        kind: loaded.source.kind.name().to_string(),
-        weights_sha256: loaded.source.weights_sha256.clone(),
-        layers: loaded.config.layers,
-        hidden: loaded.config.hidden,
-        sep_emb: loaded.config.sharing.sep_emb,
-        sep_layers: loaded.config.sharing.sep_layers,
-        languages: model_languages(&loaded),
-    };
+    let model_info = ModelInfo::of(&loaded);
     let pad = tok.specials().pad as i64;
     let LoadedModel { model, vs, notes, .. } = loaded;
     let mut ft = NliFinetune::new(model, vs, pad, compute, cfg)?;
@@ -320,7 +346,7 @@ pub fn run_nli(
         steps: outcome.steps,
         epochs: outcome.epochs,
         best_step: outcome.best_step,
-        en_dev_accuracy: outcome.best_dev_accuracy,
+        en_dev_accuracy: outcome.best_dev_score,
         dev_history: outcome.dev_history,
         xnli: xnli_acc,
         loss: outcome.loss,

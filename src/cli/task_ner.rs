@@ -1,0 +1,91 @@
+//! `crossling task ner`: zero-shot NER — fine-tune a BIO tagger on English PAN-X (or CoNLL-2003), report span F1 on
+//! PAN-X dev per language (`crossling::tasks::ner`, `crossling::tasks::ner_transfer`).
+use anyhow::{bail, Context, Result};
+use clap::Args;
+
+use super::task::{apply_finetune_args, parse_langs, FinetuneArgs};
+use crossling::data::manifest::Catalog;
+use crossling::data::resolve::DataRoots;
+use crossling::model::LoadedModel;
+use crossling::tasks::ner::{NerConfig, NER_SCALES};
+use crossling::tasks::ner_transfer::{check_setup, load_ner_data, panx_languages, run_ner, NerResult, NerTrainData};
+use crossling::tasks::nli_transfer::default_langs;
+use crossling::train::step::{Compute, Precision};
+
+#[derive(Args)]
+pub struct NerArgs {
+    #[command(flatten)]
+    pub common: FinetuneArgs,
+    /// English training data: panx (PAN-X train-en / dev-en, the study's) or conll2003 (MISC trained as O).
+    #[arg(long, default_value = "panx")]
+    pub train_data: String,
+}
+
+/// The preset of `--scale` with the command-line overrides.
+fn config(a: &FinetuneArgs) -> Result<NerConfig> {
+    a.check_scale(&NER_SCALES)?;
+    let mut c = NerConfig::preset(&a.scale)?;
+    apply_finetune_args!(c, a);
+    c.validate()?;
+    Ok(c)
+}
+
+pub fn ner(a: NerArgs) -> Result<()> {
+    let source: NerTrainData = a.train_data.parse()?;
+    let a_common = &a.common;
+    let cfg = config(a_common)?;
+    let compute = Compute::resolve(&a_common.device, Precision::Auto)?;
+    let catalog = Catalog::load_default().context("loading data manifests")?;
+    let panx_langs = panx_languages(&catalog)?;
+    let m = LoadedModel::open(&a_common.model, compute.device)
+        .with_context(|| format!("loading model {}", a_common.model.display()))?;
+    for note in &m.notes {
+        eprintln!("note: {note}");
+    }
+    let langs = match &a_common.langs {
+        Some(t) => parse_langs(t)?,
+        None => default_langs(&m, &panx_langs),
+    };
+    if langs.is_empty() {
+        bail!("model {} has none of the PAN-X languages ({})", a_common.model.display(), panx_langs.join(", "));
+    }
+    check_setup(&m, &langs, &panx_langs, &cfg)?;
+    let data = load_ner_data(&catalog, &DataRoots::from_env(), source, &langs)?;
+    let r = run_ner(m, &data, &langs, &cfg, compute, !a_common.json)?;
+    if a_common.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        print_summary(&r);
+    }
+    Ok(())
+}
+
+fn print_summary(r: &NerResult) {
+    println!(
+        "NER on {} ({}, {} layers × {}), {}: {} English sentences ({:?}) × {} epoch(s), {} steps (batch {}, peak lr {:e}) in {:.1} s",
+        r.model.path,
+        r.model.kind,
+        r.model.layers,
+        r.model.hidden,
+        r.device,
+        r.train_sentences,
+        r.train_data,
+        r.epochs,
+        r.steps,
+        r.config.batch_size,
+        r.config.lr,
+        r.train_seconds
+    );
+    let (first, last) = (r.loss.first.unwrap_or(f64::NAN), r.loss.last.unwrap_or(f64::NAN));
+    let tensors = r.freeze.frozen_tensors + r.freeze.trainable_tensors;
+    println!("training loss {first:.3} → {last:.3}; frozen {} of {tensors} tensors", r.freeze.frozen_tensors);
+    println!("English dev ({} sentences): span F1 {:.4} (kept step {})", r.dev_sentences, r.en_dev_f1, r.best_step);
+    for (lang, e) in &r.eval {
+        let cut =
+            if e.truncated > 0 { format!(", {} cut to {} subwords", e.truncated, r.max_len) } else { String::new() };
+        println!(
+            "PAN-X dev {lang}: F1 {:.4}  P {:.4}  R {:.4}  ({} sentences, {} gold spans{cut})",
+            e.scores.f1, e.scores.precision, e.scores.recall, e.sentences, e.scores.counts.gold
+        );
+    }
+}

@@ -1,0 +1,205 @@
+//! `task::` — zero-shot cross-lingual transfer from scripts (Wu, Conneau et al. 2020 §3, Table 1): fine-tune a
+//! model on English, score it on other languages. Each call loads the model afresh (fine-tuning consumes the
+//! weights), starts from the task's preset at the run's `SCALE`, applies the overrides and seeds with `SEED`.
+//!
+//! ```rhai
+//! let r = task::run("nli", model, #{ langs: ["fr"] });          // #{ en_dev, scores: #{ fr }, result: #{ … } }
+//! let r = task::run("ner", model, #{ langs: ["fr"], lr: 1e-4, freeze_layers: 2 });
+//! let g = task::grid("ner", model, #{ langs: ["fr"] }, #{ lr: [1e-4, 3e-4], batch_size: [16, 32] });
+//! g.mean_of_best.fr;                                            // mean of the best two settings by English dev
+//! ```
+//! Results are cached in `$CROSSLING_MODELS/tasks/` by the model's weights and every resolved setting, so figures
+//! that share runs (table1 and fig3) fine-tune once. Scores are fractions: XNLI accuracy (`nli`), PAN-X span F1 (`ner`), LAS (`parse`, with UAS in `result`). The
+//! data files read go into the figure's provenance.
+use rhai::{Dynamic, Map, Module, NativeCallContext};
+
+use super::engine::{at, rhai_err, Session};
+use super::handles::ModelRef;
+use crate::data::evalsets::FilesRead;
+use crate::error::{Error, Result};
+use crate::model::load::LoadedModel;
+use crate::tasks::grid::{combinations, run_grid, GridRun};
+use crate::tasks::ner::NerConfig;
+use crate::tasks::ner_transfer::{load_ner_data, panx_languages, run_ner, NerTrainData};
+use crate::tasks::nli::NliConfig;
+use crate::tasks::nli_transfer::{default_langs, load_nli_data, run_nli, xnli_languages};
+use crate::tasks::parse::ParseConfig;
+use crate::tasks::parse_transfer::{load_parse_data, run_parse};
+use crate::train::step::{Compute, Precision};
+
+type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
+type JsonMap = serde_json::Map<String, serde_json::Value>;
+
+/// The preset of `scale` with `overrides` applied field by field (unknown fields are errors).
+fn configured<T: serde::Serialize + serde::de::DeserializeOwned>(preset: T, overrides: &JsonMap) -> Result<T> {
+    let mut v = serde_json::to_value(preset).map_err(|e| Error::Invalid(e.to_string()))?;
+    if let Some(obj) = v.as_object_mut() {
+        for (k, val) in overrides {
+            obj.insert(k.clone(), val.clone());
+        }
+    }
+    serde_json::from_value(v).map_err(|e| Error::Invalid(format!("task options: {e}")))
+}
+
+/// A script map as JSON.
+fn json_of(map: &Map) -> Res<serde_json::Value> {
+    rhai::serde::from_dynamic(&Dynamic::from_map(map.clone()))
+}
+
+/// Splits a script options map into the evaluation languages, the training data (NER) and config overrides.
+fn options(opts: &Map) -> Result<(Option<Vec<String>>, Option<String>, JsonMap)> {
+    let json = json_of(opts).map_err(|e| Error::Invalid(format!("task options: {e}")))?;
+    let mut map = json.as_object().cloned().unwrap_or_default();
+    let langs = match map.remove("langs") {
+        None => None,
+        Some(serde_json::Value::Array(a)) => Some(
+            a.into_iter()
+                .map(|v| {
+                    v.as_str().map(str::to_string).ok_or_else(|| Error::Invalid(format!("langs: {v} is not a string")))
+                })
+                .collect::<Result<Vec<_>>>()?,
+        ),
+        Some(v) => return Err(Error::Invalid(format!("langs must be an array of language codes, got {v}"))),
+    };
+    let train_data = match map.remove("train_data") {
+        None => None,
+        Some(v) => {
+            Some(v.as_str().map(str::to_string).ok_or_else(|| Error::Invalid("train_data must be a string".into()))?)
+        }
+    };
+    Ok((langs, train_data, map))
+}
+
+/// Format of cached task results; bump when a task changes what it computes.
+const TASK_CACHE_FORMAT: u32 = 1;
+
+/// Where a task result is cached: `MODELS/tasks/TASK-KEY.json`, KEY = sha256 of the cache format, the model's kind
+/// and weights sha256, the task, its resolved config, languages and training data.
+fn cache_file(session: &Session, loaded: &LoadedModel, task: &str, what: &serde_json::Value) -> std::path::PathBuf {
+    use sha2::{Digest, Sha256};
+    let key =
+        format!("{TASK_CACHE_FORMAT}\n{}\n{}\n{task}\n{what}", loaded.source.kind.name(), loaded.source.weights_sha256);
+    let hash = hex::encode(Sha256::digest(key.as_bytes()));
+    session.env.models_dir.join("tasks").join(format!("{task}-{}.json", &hash[..16]))
+}
+
+/// Fine-tunes `model` on task `task` with the options and `overrides`; returns the English dev score and the score
+/// per language. Results are cached by model weights and resolved settings (`--fresh` recomputes).
+fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrides: &JsonMap) -> Result<GridRun> {
+    let (langs, train_data, base) = options(opts)?;
+    let mut cfg_over = base;
+    cfg_over.extend(overrides.clone());
+    cfg_over.entry("seed").or_insert(serde_json::json!(session.env.seed));
+    let compute = Compute::resolve(&session.env.device, Precision::Auto)?;
+    let loaded = super::ns_features::open(session, model)?;
+    let (catalog, roots) = (&session.data.0, &session.data.1);
+    let scale = &session.env.scale;
+    let (langs, cfg_json) = match task {
+        "nli" => {
+            let cfg = configured(NliConfig::preset(scale)?, &cfg_over)?;
+            let known = xnli_languages(catalog)?;
+            let langs = langs.unwrap_or_else(|| default_langs(&loaded, &known));
+            crate::tasks::nli_transfer::check_setup(&loaded, &langs, &known, &cfg)?;
+            (langs, json(&cfg)?)
+        }
+        "ner" => {
+            let cfg = configured(NerConfig::preset(scale)?, &cfg_over)?;
+            let known = panx_languages(catalog)?;
+            let langs = langs.unwrap_or_else(|| default_langs(&loaded, &known));
+            crate::tasks::ner_transfer::check_setup(&loaded, &langs, &known, &cfg)?;
+            (langs, json(&cfg)?)
+        }
+        "parse" => {
+            let cfg = configured(ParseConfig::preset(scale)?, &cfg_over)?;
+            let langs = langs.unwrap_or_else(|| crate::tasks::parse_transfer::default_langs(&loaded));
+            crate::tasks::parse_transfer::check_setup(&loaded, &langs, &cfg)?;
+            (langs, json(&cfg)?)
+        }
+        other => return Err(Error::Invalid(format!("unknown task '{other}': expected nli, ner or parse"))),
+    };
+    let train_data = train_data.unwrap_or_else(|| "panx".into());
+    let what = serde_json::json!({ "config": cfg_json, "langs": langs, "train_data": train_data, "device": session.env.device });
+    let cache = cache_file(session, &loaded, task, &what);
+    if !session.env.fresh {
+        if let Ok(text) = std::fs::read_to_string(&cache) {
+            let (run, files): (GridRun, FilesRead) = serde_json::from_str(&text)
+                .map_err(|e| Error::Invalid(format!("{}: {e} (delete it or run with --fresh)", cache.display())))?;
+            session.note_data(&files);
+            session.env.log.push(format!("task {task} on {}: cached result {}", model.name, cache.display()));
+            return Ok(GridRun { setting: overrides.clone(), ..run });
+        }
+    }
+    let (en_dev, scores, result, files) = match task {
+        "nli" => {
+            let cfg: NliConfig = serde_json::from_value(cfg_json).map_err(|e| Error::Invalid(e.to_string()))?;
+            let data = load_nli_data(catalog, roots, &langs)?;
+            let r = run_nli(loaded, &data, &langs, &cfg, compute, false)?;
+            let scores = r.xnli.iter().map(|(l, a)| (l.clone(), a.accuracy)).collect();
+            (r.en_dev_accuracy, scores, json(&r)?, r.files)
+        }
+        "parse" => {
+            let cfg: ParseConfig = serde_json::from_value(cfg_json).map_err(|e| Error::Invalid(e.to_string()))?;
+            let data = load_parse_data(catalog, roots, &langs)?;
+            let r = run_parse(loaded, &data, &langs, &cfg, compute, false)?;
+            let scores = r.results.iter().map(|(l, e)| (l.clone(), e.las)).collect();
+            (r.en_dev_las, scores, json(&r)?, r.files)
+        }
+        _ => {
+            let cfg: NerConfig = serde_json::from_value(cfg_json).map_err(|e| Error::Invalid(e.to_string()))?;
+            let data = load_ner_data(catalog, roots, train_data.parse::<NerTrainData>()?, &langs)?;
+            let r = run_ner(loaded, &data, &langs, &cfg, compute, false)?;
+            let scores = r.eval.iter().map(|(l, e)| (l.clone(), e.scores.f1)).collect();
+            (r.en_dev_f1, scores, json(&r)?, r.files)
+        }
+    };
+    session.note_data(&files);
+    session.env.log.push(format!("task {task} on {}: English dev {en_dev:.4}, {}", model.name, scores_line(&scores)));
+    let run = GridRun { setting: overrides.clone(), en_dev, scores, result };
+    super::ns_lang::write_atomic(
+        &cache,
+        &serde_json::to_string(&(&run, &files)).map_err(|e| Error::Invalid(e.to_string()))?,
+    )?;
+    Ok(run)
+}
+
+fn json<T: serde::Serialize>(v: &T) -> Result<serde_json::Value> {
+    serde_json::to_value(v).map_err(|e| Error::Invalid(format!("task result: {e}")))
+}
+
+fn scores_line(scores: &std::collections::BTreeMap<String, f64>) -> String {
+    scores.iter().map(|(l, s)| format!("{l} {s:.4}")).collect::<Vec<_>>().join(", ")
+}
+
+fn to_dynamic<T: serde::Serialize>(v: &T) -> Res<Dynamic> {
+    rhai::serde::to_dynamic(v)
+}
+
+/// The `task` module of `session`.
+pub fn module(session: &Session) -> Module {
+    let mut m = Module::new();
+    let s = session.clone();
+    m.set_native_fn("run", move |ctx: NativeCallContext, task: &str, model: ModelRef, opts: Map| {
+        let f = || -> Res<Dynamic> {
+            let r = run_task(&s, task, &model, &opts, &JsonMap::new()).map_err(rhai_err)?;
+            to_dynamic(&serde_json::json!({ "en_dev": r.en_dev, "scores": r.scores, "result": r.result }))
+        };
+        f().map_err(|e| at(&ctx, e))
+    });
+    let s = session.clone();
+    m.set_native_fn("grid", move |ctx: NativeCallContext, task: &str, model: ModelRef, opts: Map, axes: Map| {
+        let f = || -> Res<Dynamic> {
+            let json = json_of(&axes)?;
+            let mut list = Vec::new();
+            for (k, v) in json.as_object().cloned().unwrap_or_default() {
+                let values =
+                    v.as_array().cloned().ok_or_else(|| rhai_err(format!("grid axis '{k}' must be an array")))?;
+                list.push((k, values));
+            }
+            let settings = combinations(&list).map_err(rhai_err)?;
+            let report = run_grid(settings, 2, |set| run_task(&s, task, &model, &opts, set)).map_err(rhai_err)?;
+            to_dynamic(&report)
+        };
+        f().map_err(|e| at(&ctx, e))
+    });
+    m
+}
