@@ -81,7 +81,22 @@ fn nli_smoke_reports_accuracies_and_refuses_bad_input() {
     assert!(out.contains("5 steps (batch 8") && out.contains("XNLI dev fr: 0."), "{out}");
     assert!(!out.contains("XNLI dev en"), "{out}");
 
-    let refusals: [(&[&str], &str); 7] = [
+    // The mean-difference shift at test time (Liu Table 4): α chosen on half of the evaluated pairs.
+    let o =
+        run(&["--scale", "smoke", "--langs", "fr", "--freeze-layers", "1", "--mds", "--mds-alphas", "0,1", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let m = &r["mds"]["fr"];
+    assert_eq!(
+        (m["layer"].as_u64(), m["select_pairs"].as_u64(), m["test_pairs"].as_u64()),
+        (Some(1), Some(50), Some(50))
+    );
+    assert_eq!(m["selection"].as_array().unwrap().len(), 2, "{m}");
+    assert!(m["shift_norm"].as_f64().unwrap() > 0.0 && in_unit(&m["test_accuracy_with"]), "{m}");
+    assert!([0.0, 1.0].contains(&m["best_alpha"].as_f64().unwrap()), "{m}");
+    assert!(r["mds"].get("en").is_none(), "no shift for English");
+
+    let refusals: [(&[&str], &str); 8] = [
         (&["--scale", "smoke", "--langs", "de"], "has no language 'de' (its languages: en, fr)"),
         (&["--scale", "smoke", "--langs", "fr,xx"], "no XNLI dev set for language 'xx'"),
         (&["--scale", "smoke", "--langs", "fr,"], "empty language code"),
@@ -89,6 +104,7 @@ fn nli_smoke_reports_accuracies_and_refuses_bad_input() {
         (&["--scale", "smoke", "--lr", "0"], "lr must be a positive number"),
         (&["--scale", "smoke", "--max-train", "many"], "--max-train: 'many'"),
         (&["--scale", "smoke", "--freeze-layers", "3"], "cannot freeze 3 layers of a 2-layer model"),
+        (&["--scale", "smoke", "--mds", "--mds-alphas", "0,x"], "--mds-alphas: 'x' is not a number"),
     ];
     for (args, want) in refusals {
         let o = run(args);

@@ -59,6 +59,23 @@ fn sentences(n: usize, vocab: usize, seed: u64) -> Vec<Tokenized> {
         .collect()
 }
 
+/// The command-line flags that tell a reference script the model's shape, the threads and the seed.
+pub(super) fn model_flags(cfg: &ModelConfig, threads: usize, seed: usize) -> Vec<String> {
+    [
+        ("--layers", cfg.layers),
+        ("--hidden", cfg.hidden),
+        ("--heads", cfg.heads),
+        ("--ffn", cfg.ffn_dim()),
+        ("--vocab", cfg.vocab_size),
+        ("--max-positions", cfg.max_positions),
+        ("--threads", threads),
+        ("--seed", seed),
+    ]
+    .iter()
+    .flat_map(|(flag, v)| [flag.to_string(), v.to_string()])
+    .collect()
+}
+
 pub fn run(a: BenchFeaturesArgs) -> Result<()> {
     let (vocab, n_default) = match a.shape.as_str() {
         "cpu" => (16_000, 4_000),
@@ -104,20 +121,8 @@ pub fn run(a: BenchFeaturesArgs) -> Result<()> {
             .iter()
             .map(|x| x.display().to_string())
             .collect();
-    for (flag, v) in [
-        ("--layers", cfg.layers),
-        ("--hidden", cfg.hidden),
-        ("--heads", cfg.heads),
-        ("--ffn", cfg.ffn_dim()),
-        ("--vocab", cfg.vocab_size),
-        ("--max-positions", cfg.max_positions),
-        ("--threads", t),
-        ("--seed", a.common.seed as usize),
-        ("--fixed-batch", a.fixed_batch),
-    ] {
-        args.push(flag.into());
-        args.push(v.to_string());
-    }
+    args.extend(model_flags(&cfg, t, a.common.seed as usize));
+    args.extend(["--fixed-batch".to_string(), a.fixed_batch.to_string()]);
     args.extend(["--device".to_string(), device_name(dev)]);
     if !a.common.json {
         eprintln!("transformers: creating the model, then timing {n} sentences ({tokens} tokens) …");

@@ -142,20 +142,8 @@ pub fn run(a: BenchFinetuneArgs) -> Result<()> {
             .iter()
             .map(|x| x.display().to_string())
             .collect();
-    for (flag, v) in [
-        ("--layers", cfg.layers),
-        ("--hidden", cfg.hidden),
-        ("--heads", cfg.heads),
-        ("--ffn", cfg.ffn_dim()),
-        ("--vocab", cfg.vocab_size),
-        ("--max-positions", cfg.max_positions),
-        ("--threads", t),
-        ("--seed", a.common.seed as usize),
-        ("--batch", a.batch),
-        ("--check", a.check),
-        ("--warmup", warmup),
-        ("--steps", steps),
-    ] {
+    args.extend(super::bench_features::model_flags(&cfg, t, a.common.seed as usize));
+    for (flag, v) in [("--batch", a.batch), ("--check", a.check), ("--warmup", warmup), ("--steps", steps)] {
         args.push(flag.into());
         args.push(v.to_string());
     }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crossling::data::manifest::Catalog;
 use crossling::data::resolve::DataRoots;
 use crossling::model::LoadedModel;
-use crossling::tasks::nli::{NliConfig, NLI_SCALES};
+use crossling::tasks::nli::{MdsEval, NliConfig, NLI_SCALES};
 use crossling::tasks::nli_transfer::{check_setup, default_langs, load_nli_data, run_nli, xnli_languages, NliResult};
 use crossling::train::step::{Compute, Precision};
 
@@ -110,6 +110,16 @@ pub(super) use apply_finetune_args;
 pub struct NliArgs {
     #[command(flatten)]
     pub common: FinetuneArgs,
+    /// Also evaluate each non-English language with the mean-difference shift added at test time (Liu et al. 2020,
+    /// Table 4): α chosen on the first half of its XNLI dev pairs, reported on the rest.
+    #[arg(long)]
+    pub mds: bool,
+    /// The shifted layer (default: the frozen bottom, else the middle layer).
+    #[arg(long, requires = "mds")]
+    pub mds_layer: Option<usize>,
+    /// Candidate α values, comma-separated (default 0,0.25,0.5,0.75,1,1.5,2).
+    #[arg(long, requires = "mds")]
+    pub mds_alphas: Option<String>,
 }
 
 pub fn run(cmd: TaskCommand) -> Result<()> {
@@ -121,10 +131,21 @@ pub fn run(cmd: TaskCommand) -> Result<()> {
 }
 
 /// The preset of `--scale` with the command-line overrides.
-fn config(a: &FinetuneArgs) -> Result<NliConfig> {
+fn config(args: &NliArgs) -> Result<NliConfig> {
+    let a = &args.common;
     a.check_scale(&NLI_SCALES)?;
     let mut c = NliConfig::preset(&a.scale)?;
     apply_finetune_args!(c, a);
+    if args.mds {
+        let mut m = MdsEval { layer: args.mds_layer, ..MdsEval::default() };
+        if let Some(text) = &args.mds_alphas {
+            m.alphas = text
+                .split(',')
+                .map(|x| x.trim().parse::<f64>().map_err(|_| anyhow::anyhow!("--mds-alphas: '{x}' is not a number")))
+                .collect::<Result<_>>()?;
+        }
+        c.mds = Some(m);
+    }
     c.validate()?;
     Ok(c)
 }
@@ -143,12 +164,32 @@ pub(super) fn parse_langs(text: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
-fn nli(a: NliArgs) -> Result<()> {
-    let a = a.common;
-    let cfg = config(&a)?;
-    let compute = Compute::resolve(&a.device, Precision::Auto)?;
-    let catalog = Catalog::load_default().context("loading data manifests")?;
+fn nli(args: NliArgs) -> Result<()> {
+    let cfg = config(&args)?;
+    let a = &args.common;
+    let (compute, catalog) = (Compute::resolve(&a.device, Precision::Auto)?, load_catalog()?);
     let xnli_langs = xnli_languages(&catalog)?;
+    let (m, langs) = open_model(a, compute, "XNLI", &xnli_langs, |m| default_langs(m, &xnli_langs))?;
+    check_setup(&m, &langs, &xnli_langs, &cfg)?;
+    let data = load_nli_data(&catalog, &DataRoots::from_env(), &langs)?;
+    let r = run_nli(m, &data, &langs, &cfg, compute, !a.json)?;
+    report(a, &r, print_summary)
+}
+
+/// The data manifests.
+pub(super) fn load_catalog() -> Result<Catalog> {
+    Catalog::load_default().context("loading data manifests")
+}
+
+/// Opens `--model` on the compute device (printing its load notes) and resolves the evaluation languages:
+/// `--langs`, else `default(model)`; an error when that leaves none of the `known` languages of `dataset`.
+pub(super) fn open_model(
+    a: &FinetuneArgs,
+    compute: Compute,
+    dataset: &str,
+    known: &[String],
+    default: impl Fn(&LoadedModel) -> Vec<String>,
+) -> Result<(LoadedModel, Vec<String>)> {
     let m =
         LoadedModel::open(&a.model, compute.device).with_context(|| format!("loading model {}", a.model.display()))?;
     for note in &m.notes {
@@ -156,18 +197,20 @@ fn nli(a: NliArgs) -> Result<()> {
     }
     let langs = match &a.langs {
         Some(t) => parse_langs(t)?,
-        None => default_langs(&m, &xnli_langs),
+        None => default(&m),
     };
     if langs.is_empty() {
-        bail!("model {} has none of the XNLI languages ({})", a.model.display(), xnli_langs.join(", "));
+        bail!("model {} has none of the {dataset} languages ({})", a.model.display(), known.join(", "));
     }
-    check_setup(&m, &langs, &xnli_langs, &cfg)?;
-    let data = load_nli_data(&catalog, &DataRoots::from_env(), &langs)?;
-    let r = run_nli(m, &data, &langs, &cfg, compute, !a.json)?;
+    Ok((m, langs))
+}
+
+/// Prints a task result: JSON with `--json`, else `summary`.
+pub(super) fn report<T: serde::Serialize>(a: &FinetuneArgs, r: &T, summary: impl Fn(&T)) -> Result<()> {
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
+        println!("{}", serde_json::to_string_pretty(r)?);
     } else {
-        print_summary(&r);
+        summary(r);
     }
     Ok(())
 }
@@ -195,5 +238,11 @@ fn print_summary(r: &NliResult) {
         let cut =
             if a.truncated > 0 { format!(", {} cut to {} tokens", a.truncated, r.max_len) } else { String::new() };
         println!("XNLI dev {lang}: {:.4} ({} pairs{cut})", a.accuracy, a.pairs);
+    }
+    for (lang, m) in &r.mds {
+        println!(
+            "MDS {lang} at layer {}: α {} chosen on {} pairs; the other {}: {:.4} without, {:.4} with the shift (‖D‖ {:.3})",
+            m.layer, m.best_alpha, m.select_pairs, m.test_pairs, m.test_accuracy_without, m.test_accuracy_with, m.shift_norm
+        );
     }
 }

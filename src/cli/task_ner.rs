@@ -1,12 +1,10 @@
 //! `crossling task ner`: zero-shot NER — fine-tune a BIO tagger on English PAN-X (or CoNLL-2003), report span F1 on
 //! PAN-X dev per language (`crossling::tasks::ner`, `crossling::tasks::ner_transfer`).
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::Args;
 
-use super::task::{apply_finetune_args, parse_langs, FinetuneArgs};
-use crossling::data::manifest::Catalog;
+use super::task::{apply_finetune_args, load_catalog, open_model, report, FinetuneArgs};
 use crossling::data::resolve::DataRoots;
-use crossling::model::LoadedModel;
 use crossling::tasks::ner::{NerConfig, NER_SCALES};
 use crossling::tasks::ner_transfer::{check_setup, load_ner_data, panx_languages, run_ner, NerResult, NerTrainData};
 use crossling::tasks::nli_transfer::default_langs;
@@ -30,34 +28,17 @@ fn config(a: &FinetuneArgs) -> Result<NerConfig> {
     Ok(c)
 }
 
-pub fn ner(a: NerArgs) -> Result<()> {
-    let source: NerTrainData = a.train_data.parse()?;
-    let a_common = &a.common;
-    let cfg = config(a_common)?;
-    let compute = Compute::resolve(&a_common.device, Precision::Auto)?;
-    let catalog = Catalog::load_default().context("loading data manifests")?;
+pub fn ner(args: NerArgs) -> Result<()> {
+    let source: NerTrainData = args.train_data.parse()?;
+    let a = &args.common;
+    let cfg = config(a)?;
+    let (compute, catalog) = (Compute::resolve(&a.device, Precision::Auto)?, load_catalog()?);
     let panx_langs = panx_languages(&catalog)?;
-    let m = LoadedModel::open(&a_common.model, compute.device)
-        .with_context(|| format!("loading model {}", a_common.model.display()))?;
-    for note in &m.notes {
-        eprintln!("note: {note}");
-    }
-    let langs = match &a_common.langs {
-        Some(t) => parse_langs(t)?,
-        None => default_langs(&m, &panx_langs),
-    };
-    if langs.is_empty() {
-        bail!("model {} has none of the PAN-X languages ({})", a_common.model.display(), panx_langs.join(", "));
-    }
+    let (m, langs) = open_model(a, compute, "PAN-X", &panx_langs, |m| default_langs(m, &panx_langs))?;
     check_setup(&m, &langs, &panx_langs, &cfg)?;
     let data = load_ner_data(&catalog, &DataRoots::from_env(), source, &langs)?;
-    let r = run_ner(m, &data, &langs, &cfg, compute, !a_common.json)?;
-    if a_common.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else {
-        print_summary(&r);
-    }
-    Ok(())
+    let r = run_ner(m, &data, &langs, &cfg, compute, !a.json)?;
+    report(a, &r, print_summary)
 }
 
 fn print_summary(r: &NerResult) {

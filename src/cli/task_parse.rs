@@ -1,13 +1,11 @@
 //! `crossling task parse`: zero-shot dependency parsing — fine-tune the biaffine parser with the encoder on English
 //! UD (LinES + ParTUT train, best state by EWT dev LAS), report UAS / LAS on the GSD test treebanks of fr / de / ru and
 //! GSDSimp for zh (`crossling::tasks::parse`, `crossling::tasks::parse_transfer`).
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 
-use super::task::{apply_finetune_args, parse_langs, FinetuneArgs};
-use crossling::data::manifest::Catalog;
+use super::task::{apply_finetune_args, load_catalog, open_model, report, FinetuneArgs};
 use crossling::data::resolve::DataRoots;
-use crossling::model::LoadedModel;
 use crossling::tasks::parse::{Decode, ParseConfig, PARSE_SCALES};
 use crossling::tasks::parse_transfer::{
     check_setup, default_langs, load_parse_data, parse_languages, run_parse, ParseResult,
@@ -45,29 +43,13 @@ fn config(a: &ParseArgs) -> Result<ParseConfig> {
 pub fn parse(args: ParseArgs) -> Result<()> {
     let cfg = config(&args)?;
     let a = &args.common;
-    let compute = Compute::resolve(&a.device, Precision::Auto)?;
-    let catalog = Catalog::load_default().context("loading data manifests")?;
-    let m =
-        LoadedModel::open(&a.model, compute.device).with_context(|| format!("loading model {}", a.model.display()))?;
-    for note in &m.notes {
-        eprintln!("note: {note}");
-    }
-    let langs = match &a.langs {
-        Some(t) => parse_langs(t)?,
-        None => default_langs(&m),
-    };
-    if langs.is_empty() {
-        bail!("model {} has none of the parsing languages ({})", a.model.display(), parse_languages().join(", "));
-    }
+    let (compute, catalog) = (Compute::resolve(&a.device, Precision::Auto)?, load_catalog()?);
+    let known: Vec<String> = parse_languages().iter().map(|l| l.to_string()).collect();
+    let (m, langs) = open_model(a, compute, "parsing", &known, default_langs)?;
     check_setup(&m, &langs, &cfg)?;
     let data = load_parse_data(&catalog, &DataRoots::from_env(), &langs)?;
     let r = run_parse(m, &data, &langs, &cfg, compute, !a.json)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else {
-        print_summary(&r);
-    }
-    Ok(())
+    report(a, &r, print_summary)
 }
 
 fn print_summary(r: &ParseResult) {

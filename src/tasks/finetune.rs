@@ -156,6 +156,32 @@ macro_rules! check_finetune_ranges {
 }
 pub(crate) use check_finetune_ranges;
 
+/// The optimiser settings and epoch plan of a task config (fields `lr`, `schedule`, `warmup_fraction`, `clip_norm`,
+/// `seed`, `batch_size`, `epochs`, `eval_every`) for `n_train` examples, as `(OptimSettings, EpochPlan)`.
+macro_rules! selection_setup {
+    ($cfg:expr, $n_train:expr, $label:expr, $progress:expr) => {{
+        let c = $cfg;
+        let settings = $crate::tasks::finetune::OptimSettings {
+            lr: c.lr,
+            schedule: c.schedule,
+            warmup_fraction: c.warmup_fraction,
+            clip_norm: c.clip_norm,
+            total_steps: 0,
+            seed: c.seed,
+        };
+        let plan = $crate::tasks::finetune::EpochPlan {
+            n_train: $n_train,
+            batch_size: c.batch_size,
+            epochs: c.epochs,
+            eval_every: c.eval_every,
+            label: $label,
+            progress: $progress,
+        };
+        (settings, plan)
+    }};
+}
+pub(crate) use selection_setup;
+
 /// Checks that freezing the bottom `freeze_layers` fits a `model_layers`-layer encoder and that the model's
 /// variables live on the device fine-tuning runs on.
 pub fn check_fit(freeze_layers: usize, model_layers: usize, vs: &VarStore, compute: &Compute) -> Result<()> {

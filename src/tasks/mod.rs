@@ -37,3 +37,28 @@ pub mod parse_transfer;
 pub mod symmetrize;
 pub mod word_align;
 pub mod word_inputs;
+
+/// A tiny encoder (2 layers × 32, 2 heads, en and fr) for the task heads' tests.
+#[cfg(test)]
+pub(crate) fn tiny_model(
+    vocab_size: usize,
+    max_positions: usize,
+    sharing: crate::model::SharingPlan,
+    seed: i64,
+) -> (crate::model::MlmModel, tch::nn::VarStore) {
+    let cfg = crate::model::ModelConfig {
+        vocab_size,
+        hidden: 32,
+        layers: 2,
+        heads: 2,
+        max_positions,
+        languages: vec!["en".into(), "fr".into()],
+        sharing,
+        ..crate::model::ModelConfig::default()
+    };
+    let _rng = crate::device::torch_rng_lock();
+    tch::manual_seed(seed);
+    let vs = tch::nn::VarStore::new(tch::Device::Cpu);
+    let model = crate::model::MlmModel::new(&vs.root(), &cfg).unwrap();
+    (model, vs)
+}

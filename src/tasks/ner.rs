@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use tch::{nn, nn::Module, nn::VarStore, Kind, Tensor};
 
 use super::finetune::{
-    apply_freeze, check_finetune_ranges, check_fit, mix, train_with_selection, EpochPlan, FreezePlan, FreezeReport,
-    LrSchedule, OptimSettings, TrainOutcome, HEAD_INIT,
+    apply_freeze, check_finetune_ranges, check_fit, mix, selection_setup, train_with_selection, FreezePlan,
+    FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT,
 };
 use super::ner_metrics::{evaluate, NerEval};
 use super::word_inputs::{gather_words, per_item, word_batch, word_labels, WordBatch, WordItem};
@@ -252,22 +252,7 @@ impl NerFinetune {
             )));
         }
         let _rng = crate::device::torch_rng_lock();
-        let settings = OptimSettings {
-            lr: cfg.lr,
-            schedule: cfg.schedule,
-            warmup_fraction: cfg.warmup_fraction,
-            clip_norm: cfg.clip_norm,
-            total_steps: 0,
-            seed: cfg.seed,
-        };
-        let plan = EpochPlan {
-            n_train: train.len(),
-            batch_size: cfg.batch_size,
-            epochs: cfg.epochs,
-            eval_every: cfg.eval_every,
-            label: "ner",
-            progress,
-        };
+        let (settings, plan) = selection_setup!(cfg, train.len(), "ner", progress);
         let device = self.compute.device;
         let this = &*self;
         let loss_of = |chunk: &[usize]| -> Result<Tensor> {
@@ -292,29 +277,14 @@ impl NerFinetune {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ModelConfig, SharingPlan};
+    use crate::model::SharingPlan;
     use crate::tasks::word_inputs::WordItem;
     use crate::text::codeswitch::SplitMix64;
-    use tch::Device;
 
     const VOCAB: usize = 24;
 
     fn tiny() -> (MlmModel, VarStore) {
-        let cfg = ModelConfig {
-            vocab_size: VOCAB,
-            hidden: 32,
-            layers: 2,
-            heads: 2,
-            max_positions: 32,
-            languages: vec!["en".into(), "fr".into()],
-            sharing: SharingPlan::default(),
-            ..ModelConfig::default()
-        };
-        let _rng = crate::device::torch_rng_lock();
-        tch::manual_seed(17);
-        let vs = VarStore::new(Device::Cpu);
-        let model = MlmModel::new(&vs.root(), &cfg).unwrap();
-        (model, vs)
+        crate::tasks::tiny_model(VOCAB, 32, SharingPlan::default(), 17)
     }
 
     /// One subword a word (ids 5..VOCAB); ids 5–7 start a PER/ORG/LOC entity, 8 continues the current one, the rest

@@ -26,9 +26,10 @@ use serde::{Deserialize, Serialize};
 use tch::{nn, nn::Module, nn::VarStore, Kind, Tensor};
 
 use super::finetune::{
-    accuracy, apply_freeze, check_finetune_ranges, check_fit, mix, train_with_selection, EpochPlan, FreezePlan,
-    FreezeReport, LrSchedule, OptimSettings, TrainOutcome, HEAD_INIT,
+    accuracy, apply_freeze, check_finetune_ranges, check_fit, mix, selection_setup, train_with_selection, FreezePlan,
+    FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT,
 };
+use crate::analysis::language::shifted_hidden;
 use crate::error::{Error, Result};
 use crate::features::batch::{length_batches, padded};
 use crate::model::MlmModel;
@@ -77,6 +78,31 @@ pub struct NliConfig {
     /// Padded tokens per evaluation forward pass.
     pub eval_batch_tokens: usize,
     pub seed: u64,
+    /// Also evaluate with the mean-difference shift at test time (Liu et al. 2020, Table 4); `None`: no.
+    pub mds: Option<MdsEval>,
+}
+
+/// The test-time mean-difference shift of Liu et al. (2020) §4 / Table 4 for a target language `x`: the means of
+/// language at layer `l` over the same (parallel) XNLI dev premises, `D = R̄_l(en) − R̄_l(x)`, computed with the
+/// pre-trained encoder before fine-tuning (so `l` should not exceed the frozen bottom layers, whose outputs
+/// fine-tuning leaves unchanged), and `α·D` added at every position of layer `l` when classifying `x`. `α` is chosen
+/// on the first `select_pairs` XNLI dev pairs of `x` (best accuracy; the smallest α on ties) and reported on the rest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MdsEval {
+    /// The shifted layer (0 = the embedding output); `None`: the frozen bottom (`freeze_layers`) when some layers
+    /// are frozen, else the middle, `L / 2`.
+    pub layer: Option<usize>,
+    /// Candidate α values (0 included, the unshifted model).
+    pub alphas: Vec<f64>,
+    /// XNLI dev pairs per language for choosing α (capped at half of the evaluated pairs).
+    pub select_pairs: usize,
+}
+
+impl Default for MdsEval {
+    fn default() -> Self {
+        MdsEval { layer: None, alphas: vec![0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0], select_pairs: 1245 }
+    }
 }
 
 impl Default for NliConfig {
@@ -98,6 +124,7 @@ impl Default for NliConfig {
             clip_norm: 1.0,
             eval_batch_tokens: 8192,
             seed: 1,
+            mds: None,
         }
     }
 }
@@ -139,6 +166,11 @@ impl NliConfig {
         if matches!(self.classifier_dropout, Some(p) if !(0.0..1.0).contains(&p)) {
             return bad("classifier_dropout must be in [0, 1)");
         }
+        if let Some(m) = &self.mds {
+            if m.alphas.is_empty() || m.alphas.iter().any(|a| !a.is_finite()) || m.select_pairs == 0 {
+                return bad("mds needs finite alphas and select_pairs ≥ 1");
+            }
+        }
         Ok(())
     }
 
@@ -177,6 +209,16 @@ impl NliClassifier {
         let cls = last.select(1, 0); // [batch, hidden]
         self.linear.forward(&cls.dropout(self.dropout, train))
     }
+}
+
+/// A test-time shift of one layer's hidden states: `alpha · vector` added at every position.
+#[derive(Debug)]
+pub struct Shift {
+    /// 0 = the embedding output, `L` = the last layer's output.
+    pub layer: usize,
+    /// [hidden]
+    pub vector: Tensor,
+    pub alpha: f64,
 }
 
 /// An encoder with an NLI classifier, ready to fine-tune.
@@ -220,12 +262,33 @@ impl NliFinetune {
 
     /// The predicted class of each item (no dropout, no gradients), in input order.
     pub fn predict(&self, items: &[NliItem], lang: &str, batch_tokens: usize) -> Result<Vec<usize>> {
+        self.predict_with(items, lang, batch_tokens, None)
+    }
+
+    /// [`NliFinetune::predict`] with `shift.alpha · shift.vector` added to every position of the layer-`shift.layer`
+    /// hidden states (Liu et al. 2020 §4: the mean-difference shift at test time; see
+    /// [`crate::analysis::language::shifted_hidden`]).
+    pub fn predict_with(
+        &self,
+        items: &[NliItem],
+        lang: &str,
+        batch_tokens: usize,
+        shift: Option<&Shift>,
+    ) -> Result<Vec<usize>> {
         let lens: Vec<usize> = items.iter().map(|it| it.ids.len()).collect();
         let mut pred = vec![0usize; items.len()];
         for batch in length_batches(&lens, batch_tokens) {
             let rows: Vec<&[i64]> = batch.iter().map(|&i| items[i].ids.as_slice()).collect();
             let (ids, mask, _) = padded(&rows, self.pad, self.compute.device);
-            let logits = tch::no_grad(|| self.compute.forward(|| self.logits(&ids, &mask, lang, false)))?;
+            let logits = tch::no_grad(|| {
+                self.compute.forward(|| match shift {
+                    None => self.logits(&ids, &mask, lang, false),
+                    Some(s) => {
+                        let last = shifted_hidden(&self.model, &ids, Some(&mask), lang, s.layer, &s.vector, s.alpha)?;
+                        Ok(self.classifier.forward(&last, false))
+                    }
+                })
+            })?;
             let best = Vec::<i64>::try_from(logits.argmax(-1, false).to_device(tch::Device::Cpu))
                 .map_err(|e| Error::Invalid(format!("reading predictions: {e}")))?;
             for (&i, &c) in batch.iter().zip(&best) {
@@ -237,7 +300,18 @@ impl NliFinetune {
 
     /// Accuracy on `items` of language `lang`.
     pub fn accuracy(&self, items: &[NliItem], lang: &str, batch_tokens: usize) -> Result<f64> {
-        let pred = self.predict(items, lang, batch_tokens)?;
+        self.accuracy_with(items, lang, batch_tokens, None)
+    }
+
+    /// Accuracy with an optional test-time shift (see [`NliFinetune::predict_with`]).
+    pub fn accuracy_with(
+        &self,
+        items: &[NliItem],
+        lang: &str,
+        batch_tokens: usize,
+        shift: Option<&Shift>,
+    ) -> Result<f64> {
+        let pred = self.predict_with(items, lang, batch_tokens, shift)?;
         let gold: Vec<usize> = items.iter().map(|it| it.label).collect();
         Ok(accuracy(&pred, &gold))
     }
@@ -264,22 +338,7 @@ impl NliFinetune {
             return Err(Error::Invalid(format!("NLI item with class {} and {} ids", it.label, it.ids.len())));
         }
         let _rng = crate::device::torch_rng_lock();
-        let settings = OptimSettings {
-            lr: cfg.lr,
-            schedule: cfg.schedule,
-            warmup_fraction: cfg.warmup_fraction,
-            clip_norm: cfg.clip_norm,
-            total_steps: 0,
-            seed: cfg.seed,
-        };
-        let plan = EpochPlan {
-            n_train: train.len(),
-            batch_size: cfg.batch_size,
-            epochs: cfg.epochs,
-            eval_every: cfg.eval_every,
-            label: "nli",
-            progress,
-        };
+        let (settings, plan) = selection_setup!(cfg, train.len(), "nli", progress);
         let device = self.compute.device;
         let this = &*self;
         let loss_of = |chunk: &[usize]| -> Result<Tensor> {
@@ -298,30 +357,15 @@ impl NliFinetune {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ModelConfig, SharingPlan};
+    use crate::model::SharingPlan;
     use crate::text::codeswitch::SplitMix64;
     use std::collections::HashMap;
-    use tch::Device;
 
     /// Ids 0..5 are specials (pad 0, cls 2, sep 3); 5, 6, 7 are the class markers; filler ids are 8..vocab.
     const VOCAB: usize = 24;
 
     fn tiny(sharing: SharingPlan) -> (MlmModel, VarStore) {
-        let cfg = ModelConfig {
-            vocab_size: VOCAB,
-            hidden: 32,
-            layers: 2,
-            heads: 2,
-            max_positions: 32,
-            languages: vec!["en".into(), "fr".into()],
-            sharing,
-            ..ModelConfig::default()
-        };
-        let _rng = crate::device::torch_rng_lock();
-        tch::manual_seed(17);
-        let vs = VarStore::new(Device::Cpu);
-        let model = MlmModel::new(&vs.root(), &cfg).unwrap();
-        (model, vs)
+        crate::tasks::tiny_model(VOCAB, 32, sharing, 17)
     }
 
     /// `[CLS] random filler with one marker somewhere [SEP]`; the class is the marker (5, 6, 7 → 0, 1, 2).

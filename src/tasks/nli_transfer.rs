@@ -23,7 +23,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::finetune::{mix, permutation, DevPoint, FreezeReport, LossSummary, SPLIT};
-use super::nli::{NliConfig, NliFinetune, NliItem};
+use super::nli::{MdsEval, NliConfig, NliFinetune, NliItem, Shift};
+use crate::analysis::token_translation::language_means;
 use crate::data::evalsets::FilesRead;
 use crate::data::formats::{mnli, xnli, NliExample};
 use crate::data::manifest::Catalog;
@@ -31,6 +32,7 @@ use crate::data::resolve::DataRoots;
 use crate::error::{Error, Result};
 use crate::model::{LoadedModel, ModelTokenizer};
 use crate::train::step::Compute;
+use tch::Tensor;
 
 /// The training (and dev) language.
 pub const TRAIN_LANG: &str = "en";
@@ -63,7 +65,13 @@ pub fn load_nli_data(catalog: &Catalog, roots: &DataRoots, langs: &[String]) -> 
     let mnli = mnli::read_dedup(&paths)?.examples;
     let x = catalog.get("xnli")?;
     let mut per_lang = BTreeMap::new();
-    for lang in langs {
+    // English is always read: the mean-difference shift needs its means (a small file).
+    let mut wanted: Vec<&String> = langs.iter().collect();
+    let en = TRAIN_LANG.to_string();
+    if !langs.contains(&en) {
+        wanted.push(&en);
+    }
+    for lang in wanted {
         let want = format!("xnli/dev-{lang}.tsv");
         let entry = x.files.iter().find(|f| f.path == want).ok_or_else(|| unknown_xnli(lang, &x.languages))?;
         let path = roots.resolve(entry)?;
@@ -260,6 +268,22 @@ pub struct LangAccuracy {
     pub truncated: usize,
 }
 
+/// The test-time mean-difference shift on one language (see [`crate::tasks::nli::MdsEval`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MdsResult {
+    pub layer: usize,
+    /// ‖D‖ of the shift vector.
+    pub shift_norm: f64,
+    pub select_pairs: usize,
+    pub test_pairs: usize,
+    /// (α, accuracy on the selection pairs), in the config's order.
+    pub selection: Vec<(f64, f64)>,
+    pub best_alpha: f64,
+    /// Accuracy on the test pairs without and with the shift at the chosen α.
+    pub test_accuracy_without: f64,
+    pub test_accuracy_with: f64,
+}
+
 /// The result of [`run_nli`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NliResult {
@@ -285,6 +309,8 @@ pub struct NliResult {
     pub dev_history: Vec<DevPoint>,
     /// Zero-shot accuracy on XNLI dev per language (`en`, when asked for, is the in-language reference).
     pub xnli: BTreeMap<String, LangAccuracy>,
+    /// With `config.mds`: the mean-difference shift per evaluated language other than English.
+    pub mds: BTreeMap<String, MdsResult>,
     pub loss: LossSummary,
     pub files: FilesRead,
     pub train_seconds: f64,
@@ -322,6 +348,10 @@ pub fn run_nli(
         eval.insert(lang.clone(), encode_examples(tok, &rows, lang, max_len, &format!("XNLI dev {lang}"))?);
     }
     let model_info = ModelInfo::of(&loaded);
+    let shifts = match &cfg.mds {
+        Some(m) => mds_shifts(&loaded, data, langs, cfg, m)?,
+        None => BTreeMap::new(),
+    };
     let pad = tok.specials().pad as i64;
     let LoadedModel { model, vs, notes, .. } = loaded;
     let mut ft = NliFinetune::new(model, vs, pad, compute, cfg)?;
@@ -330,6 +360,11 @@ pub fn run_nli(
     for (lang, (items, truncated)) in &eval {
         let accuracy = ft.accuracy(items, lang, cfg.eval_batch_tokens)?;
         xnli_acc.insert(lang.clone(), LangAccuracy { accuracy, pairs: items.len(), truncated: *truncated });
+    }
+    let mut mds = BTreeMap::new();
+    for (lang, (layer, vector, select)) in shifts {
+        let items = &eval[&lang].0;
+        mds.insert(lang.clone(), mds_evaluate(&ft, items, &lang, layer, vector, select, cfg)?);
     }
     Ok(NliResult {
         task: "nli".into(),
@@ -349,11 +384,88 @@ pub fn run_nli(
         en_dev_accuracy: outcome.best_dev_score,
         dev_history: outcome.dev_history,
         xnli: xnli_acc,
+        mds,
         loss: outcome.loss,
         files: data.files.clone(),
         train_seconds: outcome.seconds,
         total_seconds: started.elapsed().as_secs_f64(),
         notes,
+    })
+}
+
+/// The number of XNLI dev pairs of a language used to choose α: the config's, at most half of the evaluated pairs.
+fn select_count(evaluated: usize, m: &MdsEval) -> usize {
+    m.select_pairs.min(evaluated / 2)
+}
+
+/// The shift layer and `D = R̄(en) − R̄(x)` per evaluated language other than English, from the pre-trained model and
+/// the premises of the α-selection pairs (parallel across languages); with the selection size.
+#[allow(clippy::type_complexity)]
+fn mds_shifts(
+    loaded: &LoadedModel,
+    data: &NliData,
+    langs: &[String],
+    cfg: &NliConfig,
+    m: &MdsEval,
+) -> Result<BTreeMap<String, (usize, Tensor, usize)>> {
+    let layers = loaded.config.layers;
+    let layer = m.layer.unwrap_or(if cfg.freeze_layers > 0 { cfg.freeze_layers } else { layers / 2 });
+    if layer > layers {
+        return Err(Error::Invalid(format!("mds layer {layer} is beyond the model's {layers} layers")));
+    }
+    let en_rows = data.xnli.get(TRAIN_LANG).ok_or_else(|| Error::Invalid("the MDS shift needs XNLI dev en".into()))?;
+    let mut out = BTreeMap::new();
+    for lang in langs.iter().filter(|l| l.as_str() != TRAIN_LANG) {
+        let rows = &data.xnli[lang];
+        let evaluated = rows.len().min(cfg.max_eval.unwrap_or(rows.len()));
+        let select = select_count(evaluated, m);
+        if select == 0 {
+            return Err(Error::Invalid(format!("XNLI dev {lang}: too few pairs ({evaluated}) to choose α for MDS")));
+        }
+        let premises =
+            |r: &[NliExample]| r[..select.min(r.len())].iter().map(|e| e.premise.clone()).collect::<Vec<_>>();
+        let (mean_en, _) = language_means(loaded, &premises(en_rows), TRAIN_LANG, cfg.eval_batch_tokens)?;
+        let (mean_x, _) = language_means(loaded, &premises(rows), lang, cfg.eval_batch_tokens)?;
+        out.insert(lang.clone(), (layer, mean_en.get(layer as i64) - mean_x.get(layer as i64), select));
+    }
+    Ok(out)
+}
+
+/// Chooses α on the first `select` items and reports the rest without and with the shift.
+fn mds_evaluate(
+    ft: &NliFinetune,
+    items: &[NliItem],
+    lang: &str,
+    layer: usize,
+    vector: Tensor,
+    select: usize,
+    cfg: &NliConfig,
+) -> Result<MdsResult> {
+    let m = cfg.mds.clone().unwrap_or_default();
+    let (sel, test) = items.split_at(select.min(items.len()));
+    let shift_norm = vector.norm().double_value(&[]);
+    let mut selection = Vec::with_capacity(m.alphas.len());
+    for &alpha in &m.alphas {
+        let shift = Shift { layer, vector: vector.shallow_clone(), alpha };
+        selection.push((alpha, ft.accuracy_with(sel, lang, cfg.eval_batch_tokens, Some(&shift))?));
+    }
+    let best_alpha = selection
+        .iter()
+        .fold(None::<(f64, f64)>, |best, &(a, acc)| match best {
+            Some((ba, bacc)) if bacc > acc || (bacc == acc && ba.abs() <= a.abs()) => Some((ba, bacc)),
+            _ => Some((a, acc)),
+        })
+        .map_or(0.0, |(a, _)| a);
+    let shift = Shift { layer, vector, alpha: best_alpha };
+    Ok(MdsResult {
+        layer,
+        shift_norm,
+        select_pairs: sel.len(),
+        test_pairs: test.len(),
+        selection,
+        best_alpha,
+        test_accuracy_without: ft.accuracy(test, lang, cfg.eval_batch_tokens)?,
+        test_accuracy_with: ft.accuracy_with(test, lang, cfg.eval_batch_tokens, Some(&shift))?,
     })
 }
 

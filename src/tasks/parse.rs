@@ -64,8 +64,8 @@ use serde::{Deserialize, Serialize};
 use tch::{nn, nn::Module, nn::VarStore, Device, Kind, Reduction, Tensor};
 
 use super::finetune::{
-    apply_freeze, check_finetune_ranges, check_fit, mix, train_with_selection, EpochPlan, FreezePlan, FreezeReport,
-    LrSchedule, OptimSettings, TrainOutcome, HEAD_INIT,
+    apply_freeze, check_finetune_ranges, check_fit, mix, selection_setup, train_with_selection, FreezePlan,
+    FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT,
 };
 use super::parse_decode::{greedy_heads, mst_heads};
 use super::parse_metrics::{attachment_scores, AttachmentEval, AttachmentOptions, Parse};
@@ -637,22 +637,7 @@ impl ParseFinetune {
             }
         }
         let _rng = crate::device::torch_rng_lock();
-        let settings = OptimSettings {
-            lr: cfg.lr,
-            schedule: cfg.schedule,
-            warmup_fraction: cfg.warmup_fraction,
-            clip_norm: cfg.clip_norm,
-            total_steps: 0,
-            seed: cfg.seed,
-        };
-        let plan = EpochPlan {
-            n_train: train.len(),
-            batch_size: cfg.batch_size,
-            epochs: cfg.epochs,
-            eval_every: cfg.eval_every,
-            label: "parse",
-            progress,
-        };
+        let (settings, plan) = selection_setup!(cfg, train.len(), "parse", progress);
         let this = &*self;
         let options = cfg.attachment_options();
         let loss_of = |chunk: &[usize]| -> Result<Tensor> {
@@ -667,28 +652,14 @@ impl ParseFinetune {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ModelConfig, SharingPlan};
+    use crate::model::SharingPlan;
     use crate::text::codeswitch::SplitMix64;
 
     /// Ids 0..5 are specials (pad 0, cls 2, sep 3); word ids are 5..VOCAB; 5 is also a continuation piece.
     const VOCAB: usize = 24;
 
     fn tiny() -> (MlmModel, VarStore) {
-        let cfg = ModelConfig {
-            vocab_size: VOCAB,
-            hidden: 32,
-            layers: 2,
-            heads: 2,
-            max_positions: 48,
-            languages: vec!["en".into()],
-            sharing: SharingPlan::default(),
-            ..ModelConfig::default()
-        };
-        let _rng = crate::device::torch_rng_lock();
-        tch::manual_seed(23);
-        let vs = VarStore::new(Device::Cpu);
-        let model = MlmModel::new(&vs.root(), &cfg).unwrap();
-        (model, vs)
+        crate::tasks::tiny_model(VOCAB, 48, SharingPlan::default(), 23)
     }
 
     /// A chain: each word's head is the previous word, ROOT for the first; the label is the parity of the word's
