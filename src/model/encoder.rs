@@ -90,4 +90,41 @@ impl Encoder {
         hidden_states.push(x);
         Ok(EncoderOutput { hidden_states })
     }
+
+    /// Continues a forward pass from the hidden states `hidden` at layer `start` (0 = the embedding output) through
+    /// layers `start + 1 ..= L` of language `lang`, returning the last layer's output. With `hidden` taken from
+    /// [`Encoder::forward`] this reproduces its last output; with the hidden states of *another* model mapped into
+    /// this one's space it is the transfer of Emerging §5.1.2 / Figure 5 (layer `start` of a monolingual model,
+    /// aligned by Procrustes, feeding the upper layers of the English one).
+    ///
+    /// # Shapes
+    /// `hidden`: `[batch, seq, hidden]`; `attention_mask`: `[batch, seq]` → `[batch, seq, hidden]`
+    pub fn forward_from(
+        &self,
+        hidden: &Tensor,
+        start: usize,
+        attention_mask: Option<&Tensor>,
+        lang: &str,
+        train: bool,
+    ) -> Result<Tensor> {
+        if start > self.layers.len() {
+            return Err(Error::Invalid(format!(
+                "cannot continue from layer {start} of a {}-layer encoder",
+                self.layers.len()
+            )));
+        }
+        let want = self.cfg.hidden as i64;
+        if hidden.dim() != 3 || hidden.size()[2] != want {
+            return Err(Error::Invalid(format!(
+                "hidden states of shape {:?}, expected [batch, seq, {want}]",
+                hidden.size()
+            )));
+        }
+        let layers = self.layers[start..].iter().map(|l| l.get(lang)).collect::<Result<Vec<_>>>()?;
+        let mut x = hidden.shallow_clone();
+        for layer in layers {
+            x = layer.forward(&x, attention_mask, train);
+        }
+        Ok(x)
+    }
 }

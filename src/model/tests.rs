@@ -152,6 +152,26 @@ fn every_hidden_state_has_the_right_shape() {
 }
 
 #[test]
+fn a_forward_pass_continues_from_any_layer() {
+    let _rng = rng_lock();
+    let (_vs, model) = build(&tiny(&["en", "fr"], true, 1));
+    let (ids, mask) = batch();
+    let out = model.encoder.forward(&ids, Some(&mask), "fr", false).unwrap();
+    for start in 0..out.hidden_states.len() {
+        let last = model.encoder.forward_from(&out.hidden_states[start], start, Some(&mask), "fr", false).unwrap();
+        let diff = (&last - out.last()).abs().max().double_value(&[]);
+        assert!(diff < 1e-5, "from layer {start}: max |Δ| {diff}");
+    }
+    // Layer 0 of the separated bottom layer is per language: continuing in en from fr states differs.
+    let en = model.encoder.forward_from(&out.hidden_states[0], 0, Some(&mask), "en", false).unwrap();
+    assert!((&en - out.last()).abs().max().double_value(&[]) > 1e-4);
+    let e = model.encoder.forward_from(&out.hidden_states[0], 3, Some(&mask), "fr", false).unwrap_err().to_string();
+    assert!(e.contains("cannot continue from layer 3 of a 2-layer encoder"), "{e}");
+    let bad = Tensor::zeros([2, 6, 7], (tch::Kind::Float, tch::Device::Cpu));
+    assert!(model.encoder.forward_from(&bad, 1, None, "fr", false).unwrap_err().to_string().contains("expected"));
+}
+
+#[test]
 fn language_errors_and_bad_inputs() {
     let _rng = rng_lock();
     let (_vs, model) = build(&tiny(&["en", "fr"], false, 1));
