@@ -24,7 +24,7 @@ import time
 import numpy as np
 import torch
 import transformers
-from transformers import BertConfig, BertForMaskedLM
+from random_bert import add_shape_flags, random_bert  # tests/reference/, the script's folder
 
 
 def padded(seqs, device):
@@ -62,22 +62,12 @@ def main():
     p.add_argument("batches")
     p.add_argument("batch_offsets")
     p.add_argument("out")
-    for name in ["layers", "hidden", "heads", "ffn", "vocab", "max_positions", "threads", "seed"]:
-        p.add_argument("--" + name.replace("_", "-"), type=int, required=True)
+    add_shape_flags(p)
     p.add_argument("--fixed-batch", type=int, default=32)
     p.add_argument("--device", default="cpu")
     a = p.parse_args()
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(a.seed)
     device = torch.device(a.device)
-    cfg = BertConfig(
-        vocab_size=a.vocab, hidden_size=a.hidden, num_hidden_layers=a.layers, num_attention_heads=a.heads,
-        intermediate_size=a.ffn, max_position_embeddings=a.max_positions, hidden_act="gelu",
-        layer_norm_eps=1e-12, pad_token_id=0, type_vocab_size=2,
-    )
-    cfg._attn_implementation = "sdpa"
-    model = BertForMaskedLM(cfg).eval()
-    model.save_pretrained(a.model_dir, safe_serialization=True)
+    model = random_bert(a).eval()
     bert = model.bert.to(device)
 
     ids, offsets = np.load(a.ids), np.load(a.offsets)

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 import transformers
 from torch import nn
-from transformers import BertConfig, BertForMaskedLM
+from random_bert import add_shape_flags, random_bert  # tests/reference/, the script's folder
 
 
 def padded(seqs, device):
@@ -49,24 +49,15 @@ def main():
     p = argparse.ArgumentParser()
     for name in ["model_dir", "head_weight", "head_bias", "ids", "offsets", "labels"]:
         p.add_argument(name)
-    for name in ["layers", "hidden", "heads", "ffn", "vocab", "max_positions", "threads", "seed", "batch", "check",
-                 "warmup", "steps"]:
-        p.add_argument("--" + name.replace("_", "-"), type=int, required=True)
+    add_shape_flags(p)
+    for name in ["batch", "check", "warmup", "steps"]:
+        p.add_argument("--" + name, type=int, required=True)
     p.add_argument("--lr", type=float, required=True)
     p.add_argument("--clip", type=float, default=1.0)
     p.add_argument("--device", default="cpu")
     a = p.parse_args()
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(a.seed)
     device = torch.device(a.device)
-    cfg = BertConfig(
-        vocab_size=a.vocab, hidden_size=a.hidden, num_hidden_layers=a.layers, num_attention_heads=a.heads,
-        intermediate_size=a.ffn, max_position_embeddings=a.max_positions, hidden_act="gelu",
-        layer_norm_eps=1e-12, pad_token_id=0, type_vocab_size=2,
-    )
-    cfg._attn_implementation = "sdpa"
-    model = BertForMaskedLM(cfg)
-    model.save_pretrained(a.model_dir, safe_serialization=True)
+    model = random_bert(a)
     head = nn.Linear(a.hidden, 3)
     with torch.no_grad():
         head.weight.normal_(0.0, 0.02)
@@ -75,7 +66,7 @@ def main():
     np.save(a.head_bias, head.bias.detach().numpy())
 
     bert, head = model.bert.to(device), head.to(device)
-    dropout = nn.Dropout(cfg.hidden_dropout_prob)
+    dropout = nn.Dropout(model.config.hidden_dropout_prob)
     params = list(bert.parameters()) + list(head.parameters())
     opt = torch.optim.Adam(params, lr=a.lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
 
