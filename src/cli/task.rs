@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use crossling::data::manifest::Catalog;
 use crossling::data::resolve::DataRoots;
 use crossling::model::LoadedModel;
+use crossling::tasks::finetune::{FreezeReport, LossSummary};
 use crossling::tasks::nli::{MdsEval, NliConfig, NLI_SCALES};
 use crossling::tasks::nli_transfer::{check_setup, default_langs, load_nli_data, run_nli, xnli_languages, NliResult};
 use crossling::train::step::{Compute, Precision};
@@ -205,6 +206,13 @@ pub(super) fn open_model(
     Ok((m, langs))
 }
 
+/// `training loss FIRST → LAST; frozen K of N tensors`: the training part of every task's summary.
+pub(super) fn training_line(loss: &LossSummary, freeze: &FreezeReport) -> String {
+    let (first, last) = (loss.first.unwrap_or(f64::NAN), loss.last.unwrap_or(f64::NAN));
+    let tensors = freeze.frozen_tensors + freeze.trainable_tensors;
+    format!("training loss {first:.3} → {last:.3}; frozen {} of {tensors} tensors", freeze.frozen_tensors)
+}
+
 /// Prints a task result: JSON with `--json`, else `summary`.
 pub(super) fn report<T: serde::Serialize>(a: &FinetuneArgs, r: &T, summary: impl Fn(&T)) -> Result<()> {
     if a.json {
@@ -230,9 +238,7 @@ fn print_summary(r: &NliResult) {
         r.config.lr,
         r.train_seconds
     );
-    let (first, last) = (r.loss.first.unwrap_or(f64::NAN), r.loss.last.unwrap_or(f64::NAN));
-    let tensors = r.freeze.frozen_tensors + r.freeze.trainable_tensors;
-    println!("training loss {first:.3} → {last:.3}; frozen {} of {tensors} tensors", r.freeze.frozen_tensors);
+    println!("{}", training_line(&r.loss, &r.freeze));
     println!("English dev ({} MNLI pairs held out): {:.4} (kept step {})", r.dev_pairs, r.en_dev_accuracy, r.best_step);
     for (lang, a) in &r.xnli {
         let cut =

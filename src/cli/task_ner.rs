@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::task::{apply_finetune_args, load_catalog, open_model, report, FinetuneArgs};
+use super::task::{apply_finetune_args, load_catalog, open_model, report, training_line, FinetuneArgs};
 use crossling::data::resolve::DataRoots;
 use crossling::tasks::ner::{NerConfig, NER_SCALES};
 use crossling::tasks::ner_transfer::{check_setup, load_ner_data, panx_languages, run_ner, NerResult, NerTrainData};
@@ -57,9 +57,7 @@ fn print_summary(r: &NerResult) {
         r.config.lr,
         r.train_seconds
     );
-    let (first, last) = (r.loss.first.unwrap_or(f64::NAN), r.loss.last.unwrap_or(f64::NAN));
-    let tensors = r.freeze.frozen_tensors + r.freeze.trainable_tensors;
-    println!("training loss {first:.3} → {last:.3}; frozen {} of {tensors} tensors", r.freeze.frozen_tensors);
+    println!("{}", training_line(&r.loss, &r.freeze));
     println!("English dev ({} sentences): span F1 {:.4} (kept step {})", r.dev_sentences, r.en_dev_f1, r.best_step);
     for (lang, e) in &r.eval {
         let cut =

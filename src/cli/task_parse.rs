@@ -4,7 +4,7 @@
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::task::{apply_finetune_args, load_catalog, open_model, report, FinetuneArgs};
+use super::task::{apply_finetune_args, load_catalog, open_model, report, training_line, FinetuneArgs};
 use crossling::data::resolve::DataRoots;
 use crossling::tasks::parse::{Decode, ParseConfig, PARSE_SCALES};
 use crossling::tasks::parse_transfer::{
@@ -70,15 +70,7 @@ fn print_summary(r: &ParseResult) {
         100.0 * r.config.warmup_fraction,
         r.train_seconds
     );
-    let (first, last) = (r.loss.first.unwrap_or(f64::NAN), r.loss.last.unwrap_or(f64::NAN));
-    let tensors = r.freeze.frozen_tensors + r.freeze.trainable_tensors;
-    println!(
-        "training loss {first:.3} → {last:.3}; frozen {} of {tensors} tensors; {} labels; decoding {}; {}",
-        r.freeze.frozen_tensors,
-        r.labels.len(),
-        r.decode,
-        r.scoring
-    );
+    println!("{}; {} labels; decoding {}; {}", training_line(&r.loss, &r.freeze), r.labels.len(), r.decode, r.scoring);
     println!(
         "English dev ({}, {} sentences): LAS {:.4} (kept step {})",
         r.dev_treebank, r.dev_sentences, r.en_dev_las, r.best_step

@@ -83,6 +83,13 @@ fn cache_file(session: &Session, loaded: &LoadedModel, task: &str, what: &serde_
     session.env.models_dir.join("tasks").join(format!("{task}-{}.json", &hash[..16]))
 }
 
+/// A task with its resolved config (and, for NER, its English training data).
+enum Setup {
+    Nli(NliConfig),
+    Ner(NerConfig, NerTrainData),
+    Parse(ParseConfig),
+}
+
 /// Fine-tunes `model` on task `task` with the options and `overrides`; returns the English dev score and the score
 /// per language. Results are cached by model weights and resolved settings (`--fresh` recomputes).
 fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrides: &JsonMap) -> Result<GridRun> {
@@ -94,30 +101,34 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
     let loaded = super::ns_features::open(session, model)?;
     let (catalog, roots) = (&session.data.0, &session.data.1);
     let scale = &session.env.scale;
-    let (langs, cfg_json) = match task {
+    let (langs, setup) = match task {
         "nli" => {
             let cfg = configured(NliConfig::preset(scale)?, &cfg_over)?;
             let known = xnli_languages(catalog)?;
             let langs = langs.unwrap_or_else(|| default_langs(&loaded, &known));
             crate::tasks::nli_transfer::check_setup(&loaded, &langs, &known, &cfg)?;
-            (langs, json(&cfg)?)
+            (langs, Setup::Nli(cfg))
         }
         "ner" => {
             let cfg = configured(NerConfig::preset(scale)?, &cfg_over)?;
             let known = panx_languages(catalog)?;
             let langs = langs.unwrap_or_else(|| default_langs(&loaded, &known));
             crate::tasks::ner_transfer::check_setup(&loaded, &langs, &known, &cfg)?;
-            (langs, json(&cfg)?)
+            (langs, Setup::Ner(cfg, train_data.as_deref().unwrap_or("panx").parse()?))
         }
         "parse" => {
             let cfg = configured(ParseConfig::preset(scale)?, &cfg_over)?;
             let langs = langs.unwrap_or_else(|| crate::tasks::parse_transfer::default_langs(&loaded));
             crate::tasks::parse_transfer::check_setup(&loaded, &langs, &cfg)?;
-            (langs, json(&cfg)?)
+            (langs, Setup::Parse(cfg))
         }
         other => return Err(Error::Invalid(format!("unknown task '{other}': expected nli, ner or parse"))),
     };
-    let train_data = train_data.unwrap_or_else(|| "panx".into());
+    let (cfg_json, train_data) = match &setup {
+        Setup::Nli(c) => (json(c)?, "panx"),
+        Setup::Ner(c, source) => (json(c)?, source.name()),
+        Setup::Parse(c) => (json(c)?, "panx"),
+    };
     let what = serde_json::json!({ "config": cfg_json, "langs": langs, "train_data": train_data, "device": session.env.device });
     let cache = cache_file(session, &loaded, task, &what);
     if !session.env.fresh {
@@ -129,27 +140,24 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
             return Ok(GridRun { setting: overrides.clone(), ..run });
         }
     }
-    let (en_dev, scores, result, files) = match task {
-        "nli" => {
-            let cfg: NliConfig = serde_json::from_value(cfg_json).map_err(|e| Error::Invalid(e.to_string()))?;
+    let (en_dev, scores, result, files) = match setup {
+        Setup::Nli(cfg) => {
             let data = load_nli_data(catalog, roots, &langs)?;
             let r = run_nli(loaded, &data, &langs, &cfg, compute, false)?;
             let scores = r.xnli.iter().map(|(l, a)| (l.clone(), a.accuracy)).collect();
             (r.en_dev_accuracy, scores, json(&r)?, r.files)
         }
-        "parse" => {
-            let cfg: ParseConfig = serde_json::from_value(cfg_json).map_err(|e| Error::Invalid(e.to_string()))?;
+        Setup::Ner(cfg, source) => {
+            let data = load_ner_data(catalog, roots, source, &langs)?;
+            let r = run_ner(loaded, &data, &langs, &cfg, compute, false)?;
+            let scores = r.eval.iter().map(|(l, e)| (l.clone(), e.scores.f1)).collect();
+            (r.en_dev_f1, scores, json(&r)?, r.files)
+        }
+        Setup::Parse(cfg) => {
             let data = load_parse_data(catalog, roots, &langs)?;
             let r = run_parse(loaded, &data, &langs, &cfg, compute, false)?;
             let scores = r.results.iter().map(|(l, e)| (l.clone(), e.las)).collect();
             (r.en_dev_las, scores, json(&r)?, r.files)
-        }
-        _ => {
-            let cfg: NerConfig = serde_json::from_value(cfg_json).map_err(|e| Error::Invalid(e.to_string()))?;
-            let data = load_ner_data(catalog, roots, train_data.parse::<NerTrainData>()?, &langs)?;
-            let r = run_ner(loaded, &data, &langs, &cfg, compute, false)?;
-            let scores = r.eval.iter().map(|(l, e)| (l.clone(), e.scores.f1)).collect();
-            (r.en_dev_f1, scores, json(&r)?, r.files)
         }
     };
     session.note_data(&files);

@@ -42,6 +42,16 @@ pub enum NerTrainData {
     Conll2003,
 }
 
+impl NerTrainData {
+    /// The name [`std::str::FromStr`] reads (`panx`, `conll2003`).
+    pub fn name(self) -> &'static str {
+        match self {
+            NerTrainData::Panx => "panx",
+            NerTrainData::Conll2003 => "conll2003",
+        }
+    }
+}
+
 impl std::str::FromStr for NerTrainData {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {

@@ -415,6 +415,8 @@ fn mds_shifts(
     }
     let en_rows = data.xnli.get(TRAIN_LANG).ok_or_else(|| Error::Invalid("the MDS shift needs XNLI dev en".into()))?;
     let mut out = BTreeMap::new();
+    // English means depend only on how many premises are used: computed once per count (normally once).
+    let mut en_means: BTreeMap<usize, Tensor> = BTreeMap::new();
     for lang in langs.iter().filter(|l| l.as_str() != TRAIN_LANG) {
         let rows = &data.xnli[lang];
         let evaluated = rows.len().min(cfg.max_eval.unwrap_or(rows.len()));
@@ -424,7 +426,14 @@ fn mds_shifts(
         }
         let premises =
             |r: &[NliExample]| r[..select.min(r.len())].iter().map(|e| e.premise.clone()).collect::<Vec<_>>();
-        let (mean_en, _) = language_means(loaded, &premises(en_rows), TRAIN_LANG, cfg.eval_batch_tokens)?;
+        let mean_en = match en_means.get(&select) {
+            Some(m) => m.shallow_clone(),
+            None => {
+                let (m, _) = language_means(loaded, &premises(en_rows), TRAIN_LANG, cfg.eval_batch_tokens)?;
+                en_means.insert(select, m.shallow_clone());
+                m
+            }
+        };
         let (mean_x, _) = language_means(loaded, &premises(rows), lang, cfg.eval_batch_tokens)?;
         out.insert(lang.clone(), (layer, mean_en.get(layer as i64) - mean_x.get(layer as i64), select));
     }
