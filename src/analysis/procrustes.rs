@@ -36,7 +36,19 @@ fn check_paired(x: &Tensor, y: &Tensor, same_dim: bool) -> Result<(Tensor, Tenso
 /// `x` [n, d], `y` [n, d] → `W` [d, d] f64.
 pub fn procrustes(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     let (x, y) = check_paired(x, y, true)?;
-    let m = y.tr().mm(&x);
+    procrustes_from_cross(&y.tr().mm(&x))
+}
+
+/// Orthogonal Procrustes from the cross-product `M = Yᵀ X = Σ_k y_k x_kᵀ` alone (accumulated over batches when the
+/// pairs do not fit in memory at once): `W = U Vᵀ`, `U Σ Vᵀ = SVD(M)`.
+/// # Shapes
+/// `m` [d, d] → `W` [d, d] f64.
+pub fn procrustes_from_cross(m: &Tensor) -> Result<Tensor> {
+    let m = matrix_float(m, "Procrustes cross-product")?.to_kind(Kind::Double);
+    let size = m.size();
+    if size[0] != size[1] {
+        return Err(Error::Invalid(format!("an orthogonal map needs a square cross-product, got {size:?}")));
+    }
     // torch.svd returns V (not Vᵀ): M = U diag(S) Vᵀ.
     let (u, _s, v) = m.svd(true, true);
     Ok(u.mm(&v.tr()))
@@ -189,6 +201,12 @@ mod tests {
         // Mapped rows line up with their pairs.
         let pairs: Vec<(i64, i64)> = (0..200).map(|i| (i, i)).collect();
         assert!(mean_pair_cosine(&apply_map(&x, &w).unwrap(), &y, &pairs).unwrap() > 0.999);
+        // The cross-product summed over two halves gives the same map.
+        let (x1, x2) = (x.narrow(0, 0, 120).to_kind(Kind::Double), x.narrow(0, 120, 80).to_kind(Kind::Double));
+        let (y1, y2) = (y.narrow(0, 0, 120).to_kind(Kind::Double), y.narrow(0, 120, 80).to_kind(Kind::Double));
+        let m = y1.tr().mm(&x1) + y2.tr().mm(&x2);
+        assert!(max_abs_diff(&procrustes_from_cross(&m).unwrap(), &w) < 1e-10);
+        assert!(procrustes_from_cross(&randn(3, 4, 1)).unwrap_err().to_string().contains("square"));
     }
 
     #[test]

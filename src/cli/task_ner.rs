@@ -37,7 +37,7 @@ pub fn ner(args: NerArgs) -> Result<()> {
     let (m, langs) = open_model(a, compute, "PAN-X", &panx_langs, |m| default_langs(m, &panx_langs))?;
     check_setup(&m, &langs, &panx_langs, &cfg)?;
     let data = load_ner_data(&catalog, &DataRoots::from_env(), source, &langs)?;
-    let r = run_ner(m, &data, &langs, &cfg, compute, !a.json)?;
+    let r = run_ner(m.into(), &data, &langs, &cfg, compute, !a.json)?;
     report(a, &r, print_summary)
 }
 

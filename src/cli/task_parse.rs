@@ -48,7 +48,7 @@ pub fn parse(args: ParseArgs) -> Result<()> {
     let (m, langs) = open_model(a, compute, "parsing", &known, default_langs)?;
     check_setup(&m, &langs, &cfg)?;
     let data = load_parse_data(&catalog, &DataRoots::from_env(), &langs)?;
-    let r = run_parse(m, &data, &langs, &cfg, compute, !a.json)?;
+    let r = run_parse(m.into(), &data, &langs, &cfg, compute, !a.json)?;
     report(a, &r, print_summary)
 }
 

@@ -91,11 +91,47 @@ impl Encoder {
         Ok(EncoderOutput { hidden_states })
     }
 
+    /// The hidden states at layer `upto` (0 = the embedding output) of a batch of one language, running only the
+    /// layers below it: the frozen bottom of Emerging §5.1.2's transfer through layer `upto`.
+    ///
+    /// # Shapes
+    /// `input_ids`: `[batch, seq]` i64; `attention_mask`: `[batch, seq]` → `[batch, seq, hidden]`
+    pub fn forward_until(
+        &self,
+        input_ids: &Tensor,
+        attention_mask: Option<&Tensor>,
+        lang: &str,
+        upto: usize,
+        train: bool,
+    ) -> Result<Tensor> {
+        if upto > self.layers.len() {
+            return Err(Error::Invalid(format!(
+                "layer {upto} of a {}-layer encoder does not exist",
+                self.layers.len()
+            )));
+        }
+        if let Some(m) = attention_mask {
+            if m.size() != input_ids.size() {
+                return Err(Error::Invalid(format!(
+                    "attention_mask shape {:?} differs from input_ids shape {:?}",
+                    m.size(),
+                    input_ids.size()
+                )));
+            }
+        }
+        let layers = self.layers[..upto].iter().map(|l| l.get(lang)).collect::<Result<Vec<_>>>()?;
+        let mut x = self.embeddings.forward(input_ids, lang, train)?; // [batch, seq, hidden]
+        for layer in layers {
+            x = layer.forward(&x, attention_mask, train);
+        }
+        Ok(x)
+    }
+
     /// Continues a forward pass from the hidden states `hidden` at layer `start` (0 = the embedding output) through
     /// layers `start + 1 ..= L` of language `lang`, returning the last layer's output. With `hidden` taken from
     /// [`Encoder::forward`] this reproduces its last output; with the hidden states of *another* model mapped into
-    /// this one's space it is the transfer of Emerging §5.1.2 / Figure 5 (layer `start` of a monolingual model,
-    /// aligned by Procrustes, feeding the upper layers of the English one).
+    /// this one's space it runs the upper layers of this model on them (a hybrid of two encoders). Emerging
+    /// Figure 5 instead trains fresh layers on top of layer `start` ([`crate::tasks::backbone`]).
     ///
     /// # Shapes
     /// `hidden`: `[batch, seq, hidden]`; `attention_mask`: `[batch, seq]` → `[batch, seq, hidden]`

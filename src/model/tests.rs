@@ -161,7 +161,12 @@ fn a_forward_pass_continues_from_any_layer() {
         let last = model.encoder.forward_from(&out.hidden_states[start], start, Some(&mask), "fr", false).unwrap();
         let diff = (&last - out.last()).abs().max().double_value(&[]);
         assert!(diff < 1e-5, "from layer {start}: max |Δ| {diff}");
+        let until = model.encoder.forward_until(&ids, Some(&mask), "fr", start, false).unwrap();
+        let diff = (&until - &out.hidden_states[start]).abs().max().double_value(&[]);
+        assert!(diff < 1e-6, "until layer {start}: max |Δ| {diff}");
     }
+    let e = model.encoder.forward_until(&ids, Some(&mask), "fr", 3, false).unwrap_err().to_string();
+    assert!(e.contains("layer 3 of a 2-layer encoder does not exist"), "{e}");
     // Layer 0 of the separated bottom layer is per language: continuing in en from fr states differs.
     let en = model.encoder.forward_from(&out.hidden_states[0], 0, Some(&mask), "en", false).unwrap();
     assert!((&en - out.last()).abs().max().double_value(&[]) > 1e-4);

@@ -8,6 +8,14 @@
 //! let g = task::grid("ner", model, #{ langs: ["fr"] }, #{ lr: [1e-4, 3e-4], batch_size: [16, 32] });
 //! g.mean_of_best.fr;                                            // mean of the best two settings by English dev
 //! ```
+//! `ner` and `parse` also run as a stack of fresh layers on a frozen layer of pretrained encoders (Emerging §5.1.2,
+//! Figure 5; [`crate::tasks::backbone`]): `stack_layer: i` reads layer `i` of `model` for every language; with
+//! `targets: #{ fr: mono_fr }` French is read by layer `i` of `mono_fr` mapped into `model`'s space by Procrustes
+//! on word-aligned XNLI parallel sentences ([`crate::tasks::contextual_map`]; `map_sentences`, default 10,000, 200 at
+//! smoke). `stack_depth` sets the fresh layers (default 4 · L / 8).
+//! ```rhai
+//! let r = task::run("parse", mono_en, #{ langs: ["fr"], stack_layer: 2, targets: #{ fr: mono_fr } });
+//! ```
 //! Results are cached in `$CROSSLING_MODELS/tasks/` by the model's weights and every resolved setting, so figures
 //! that share runs (table1 and fig3) fine-tune once. Scores are fractions: XNLI accuracy (`nli`), PAN-X span F1 (`ner`), LAS (`parse`, with UAS in `result`). The
 //! data files read go into the figure's provenance.
@@ -18,11 +26,12 @@ use super::handles::ModelRef;
 use crate::data::evalsets::FilesRead;
 use crate::error::{Error, Result};
 use crate::model::load::LoadedModel;
+use crate::tasks::backbone::TaskModel;
 use crate::tasks::grid::{combinations, run_grid, GridRun};
 use crate::tasks::ner::NerConfig;
 use crate::tasks::ner_transfer::{load_ner_data, panx_languages, run_ner, NerTrainData};
 use crate::tasks::nli::NliConfig;
-use crate::tasks::nli_transfer::{default_langs, load_nli_data, run_nli, xnli_languages};
+use crate::tasks::nli_transfer::{default_langs, load_nli_data, run_nli, xnli_languages, TRAIN_LANG};
 use crate::tasks::parse::ParseConfig;
 use crate::tasks::parse_transfer::{load_parse_data, run_parse};
 use crate::train::step::{Compute, Precision};
@@ -70,6 +79,129 @@ fn options(opts: &Map) -> Result<(Option<Vec<String>>, Option<String>, JsonMap)>
     Ok((langs, train_data, map))
 }
 
+/// A stacked run's options (see the module docs).
+struct StackOptions {
+    layer: usize,
+    depth: Option<usize>,
+    targets: std::collections::BTreeMap<String, ModelRef>,
+    map_sentences: usize,
+}
+
+/// Removes the stack options from `opts`: `None` when `stack_layer` is not given (the others are then errors).
+fn stack_options(opts: &mut Map, scale: &str) -> Result<Option<StackOptions>> {
+    let int = |v: Dynamic, what: &str| -> Result<usize> {
+        v.as_int()
+            .ok()
+            .and_then(|i| usize::try_from(i).ok())
+            .ok_or_else(|| Error::Invalid(format!("{what} must be a non-negative integer, got {v}")))
+    };
+    let layer = opts.remove("stack_layer").map(|v| int(v, "stack_layer")).transpose()?;
+    let depth = opts.remove("stack_depth").map(|v| int(v, "stack_depth")).transpose()?;
+    let sentences = opts.remove("map_sentences").map(|v| int(v, "map_sentences")).transpose()?;
+    let targets = match opts.remove("targets") {
+        None => std::collections::BTreeMap::new(),
+        Some(v) => {
+            let map = v.try_cast::<Map>().ok_or_else(|| {
+                Error::Invalid("targets must be a map of language → model, e.g. #{ fr: mono_fr }".into())
+            })?;
+            let mut out = std::collections::BTreeMap::new();
+            for (lang, m) in map {
+                let m =
+                    m.try_cast::<ModelRef>().ok_or_else(|| Error::Invalid(format!("targets.{lang} is not a model")))?;
+                out.insert(lang.to_string(), m);
+            }
+            out
+        }
+    };
+    let Some(layer) = layer else {
+        if depth.is_some() || sentences.is_some() || !targets.is_empty() {
+            return Err(Error::Invalid("stack_depth, targets and map_sentences need stack_layer".into()));
+        }
+        return Ok(None);
+    };
+    let map_sentences = sentences.unwrap_or(if scale == "smoke" { 200 } else { 10_000 });
+    if map_sentences == 0 || depth == Some(0) {
+        return Err(Error::Invalid("map_sentences and stack_depth must be at least 1".into()));
+    }
+    Ok(Some(StackOptions { layer, depth, targets, map_sentences }))
+}
+
+/// Maps already fit in this process: key → per layer (W, provenance).
+type MapCache = std::collections::HashMap<String, (Vec<(tch::Tensor, serde_json::Value)>, FilesRead)>;
+
+fn map_cache() -> &'static std::sync::Mutex<MapCache> {
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<MapCache>> = std::sync::OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+/// The map of layer `layer` from `lang`'s model `x` into `en` (fit once per process for all layers), and the data
+/// files it was fit on.
+fn layer_map(
+    session: &Session,
+    en: &LoadedModel,
+    x: &LoadedModel,
+    lang: &str,
+    st: &StackOptions,
+) -> Result<(tch::Tensor, serde_json::Value, FilesRead)> {
+    use crate::tasks::contextual_map::{contextual_maps, MapConfig};
+    let cfg = MapConfig::default();
+    let key = format!(
+        "{}|{}|{lang}|{}|{}",
+        en.source.weights_sha256,
+        x.source.weights_sha256,
+        st.map_sentences,
+        serde_json::to_string(&cfg).unwrap_or_default()
+    );
+    let mut cache = map_cache().lock().unwrap_or_else(|p| p.into_inner());
+    if !cache.contains_key(&key) {
+        let (catalog, roots) = (&session.data.0, &session.data.1);
+        let langs = [TRAIN_LANG.to_string(), lang.to_string()];
+        let (text, files) = crate::data::evalsets::xnli_parallel(catalog, roots, &langs, st.map_sentences)?;
+        let maps = contextual_maps(en, x, lang, &text[TRAIN_LANG], &text[lang], &cfg)?;
+        session.env.log.push(format!(
+            "contextual maps {lang}→en: {} sentences, {} one-to-one word pairs; mean cosine after the map by layer: {}",
+            maps.sentences,
+            maps.pairs,
+            maps.layers.iter().map(|l| format!("{:.3}", l.cos_after)).collect::<Vec<_>>().join(" ")
+        ));
+        let per_layer = (0..maps.layers.len()).map(|i| (maps.layers[i].w.shallow_clone(), maps.info(i))).collect();
+        cache.insert(key.clone(), (per_layer, files));
+    }
+    let (per_layer, files) = &cache[&key];
+    let (w, info) = per_layer.get(st.layer).ok_or_else(|| Error::Invalid(format!("no layer {}", st.layer)))?;
+    Ok((w.to_device(en.vs.device()), info.clone(), files.clone()))
+}
+
+/// The stack of a run: `main` reads English and every language without a target model; each target language is
+/// read by its model through its map. Returns the data files the maps were fit on too.
+fn stacked_model(
+    session: &Session,
+    main: LoadedModel,
+    langs: &[String],
+    st: &StackOptions,
+) -> Result<(TaskModel, FilesRead)> {
+    use crate::tasks::backbone::{default_stack_depth, StackInput};
+    let depth = st.depth.unwrap_or_else(|| default_stack_depth(main.config.layers));
+    let mut inputs = std::collections::BTreeMap::new();
+    inputs.insert(TRAIN_LANG.to_string(), StackInput { source: 0, map: None, map_info: None });
+    let (mut sources, mut files) = (Vec::new(), FilesRead::new());
+    for lang in langs {
+        let input = match st.targets.get(lang) {
+            None => StackInput { source: 0, map: None, map_info: None },
+            Some(m) => {
+                let x = super::ns_features::open(session, m)?;
+                let (w, info, read) = layer_map(session, &main, &x, lang, st)?;
+                files.extend(read);
+                sources.push(x);
+                StackInput { source: sources.len(), map: Some(w), map_info: Some(info) }
+            }
+        };
+        inputs.insert(lang.clone(), input);
+    }
+    sources.insert(0, main);
+    Ok((TaskModel::stacked(sources, inputs, st.layer, depth, session.env.seed)?, files))
+}
+
 /// Format of cached task results; bump when a task changes what it computes.
 const TASK_CACHE_FORMAT: u32 = 1;
 
@@ -93,7 +225,26 @@ enum Setup {
 /// Fine-tunes `model` on task `task` with the options and `overrides`; returns the English dev score and the score
 /// per language. Results are cached by model weights and resolved settings (`--fresh` recomputes).
 fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrides: &JsonMap) -> Result<GridRun> {
-    let (langs, train_data, base) = options(opts)?;
+    let mut opts = opts.clone();
+    let stack = stack_options(&mut opts, &session.env.scale)?;
+    if stack.is_some() && task == "nli" {
+        return Err(Error::Invalid("stack_layer is for the token tasks (ner, parse), not nli".into()));
+    }
+    let (langs, train_data, base) = options(&opts)?;
+    // The languages the main model must read itself: all but those a target model reads (English at least).
+    let targets: Vec<String> = stack.as_ref().map(|s| s.targets.keys().cloned().collect()).unwrap_or_default();
+    let langs = langs.or_else(|| (!targets.is_empty()).then(|| targets.clone()));
+    let own = |langs: &[String]| -> Vec<String> {
+        let own: Vec<String> = langs.iter().filter(|l| !targets.contains(l)).cloned().collect();
+        if own.is_empty() {
+            vec![TRAIN_LANG.to_string()]
+        } else {
+            own
+        }
+    };
+    if let Some(t) = targets.iter().find(|t| !langs.as_ref().is_some_and(|l| l.contains(t))) {
+        return Err(Error::Invalid(format!("target model for '{t}', which is not among the evaluation languages")));
+    }
     let mut cfg_over = base;
     cfg_over.extend(overrides.clone());
     cfg_over.entry("seed").or_insert(serde_json::json!(session.env.seed));
@@ -113,13 +264,19 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
             let cfg = configured(NerConfig::preset(scale)?, &cfg_over)?;
             let known = panx_languages(catalog)?;
             let langs = langs.unwrap_or_else(|| default_langs(&loaded, &known));
-            crate::tasks::ner_transfer::check_setup(&loaded, &langs, &known, &cfg)?;
+            crate::tasks::ner_transfer::check_setup(&loaded, &own(&langs), &known, &cfg)?;
+            if let Some(t) = targets.iter().find(|t| !known.contains(t)) {
+                return Err(Error::Invalid(format!("no PAN-X dev set for language '{t}'")));
+            }
             (langs, Setup::Ner(cfg, train_data.as_deref().unwrap_or("panx").parse()?))
         }
         "parse" => {
             let cfg = configured(ParseConfig::preset(scale)?, &cfg_over)?;
             let langs = langs.unwrap_or_else(|| crate::tasks::parse_transfer::default_langs(&loaded));
-            crate::tasks::parse_transfer::check_setup(&loaded, &langs, &cfg)?;
+            crate::tasks::parse_transfer::check_setup(&loaded, &own(&langs), &cfg)?;
+            for t in &targets {
+                crate::tasks::parse_transfer::eval_treebank(t)?;
+            }
             (langs, Setup::Parse(cfg))
         }
         other => return Err(Error::Invalid(format!("unknown task '{other}': expected nli, ner or parse"))),
@@ -129,7 +286,20 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
         Setup::Ner(c, source) => (json(c)?, source.name()),
         Setup::Parse(c) => (json(c)?, "panx"),
     };
-    let what = serde_json::json!({ "config": cfg_json, "langs": langs, "train_data": train_data, "device": session.env.device });
+    let stack_json = stack.as_ref().map(|st| {
+        let targets: std::collections::BTreeMap<&String, &str> =
+            st.targets.iter().map(|(l, m)| (l, m.name.as_str())).collect();
+        serde_json::json!({ "layer": st.layer, "depth": st.depth, "map_sentences": st.map_sentences, "targets": targets })
+    });
+    let mut what = serde_json::json!({ "config": cfg_json, "langs": langs, "train_data": train_data, "device": session.env.device });
+    if let Some(st) = &stack {
+        // Target models enter the key by their weights (opened here only to read the hash).
+        let mut shas = std::collections::BTreeMap::new();
+        for (l, m) in &st.targets {
+            shas.insert(l.clone(), super::ns_features::open(session, m)?.source.weights_sha256);
+        }
+        what["stack"] = serde_json::json!({ "options": stack_json, "target_weights": shas, "map": crate::tasks::contextual_map::MapConfig::default() });
+    }
     let cache = cache_file(session, &loaded, task, &what);
     if !session.env.fresh {
         if let Ok(text) = std::fs::read_to_string(&cache) {
@@ -140,7 +310,18 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
             return Ok(GridRun { setting: overrides.clone(), ..run });
         }
     }
-    let (en_dev, scores, result, files) = match setup {
+    let map_files = std::cell::RefCell::new(FilesRead::new());
+    let task_model = |loaded: LoadedModel| -> Result<TaskModel> {
+        match &stack {
+            None => Ok(loaded.into()),
+            Some(st) => {
+                let (m, files) = stacked_model(session, loaded, &langs, st)?;
+                map_files.borrow_mut().extend(files);
+                Ok(m)
+            }
+        }
+    };
+    let (en_dev, scores, result, mut files) = match setup {
         Setup::Nli(cfg) => {
             let data = load_nli_data(catalog, roots, &langs)?;
             let r = run_nli(loaded, &data, &langs, &cfg, compute, false)?;
@@ -149,17 +330,18 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
         }
         Setup::Ner(cfg, source) => {
             let data = load_ner_data(catalog, roots, source, &langs)?;
-            let r = run_ner(loaded, &data, &langs, &cfg, compute, false)?;
+            let r = run_ner(task_model(loaded)?, &data, &langs, &cfg, compute, false)?;
             let scores = r.eval.iter().map(|(l, e)| (l.clone(), e.scores.f1)).collect();
             (r.en_dev_f1, scores, json(&r)?, r.files)
         }
         Setup::Parse(cfg) => {
             let data = load_parse_data(catalog, roots, &langs)?;
-            let r = run_parse(loaded, &data, &langs, &cfg, compute, false)?;
+            let r = run_parse(task_model(loaded)?, &data, &langs, &cfg, compute, false)?;
             let scores = r.results.iter().map(|(l, e)| (l.clone(), e.las)).collect();
             (r.en_dev_las, scores, json(&r)?, r.files)
         }
     };
+    files.extend(map_files.into_inner());
     session.note_data(&files);
     session.env.log.push(format!("task {task} on {}: English dev {en_dev:.4}, {}", model.name, scores_line(&scores)));
     let run = GridRun { setting: overrides.clone(), en_dev, scores, result };

@@ -21,8 +21,13 @@
 //! - [`word_align`]: fast_align (IBM Model 2 with a diagonal prior) trained by EM, Viterbi alignment, both directions.
 //! - [`symmetrize`]: the grow-diag-final-and merge of two directional alignments.
 //! - [`aer`]: alignment error rate against sure and possible links.
+//! - [`backbone`]: what a head reads — a fine-tuned encoder, or fresh layers stacked on a frozen layer of
+//!   pretrained encoders with a map per language (Emerging §5.1.2, Figure 5).
+//! - [`contextual_map`]: per-layer Procrustes maps between two encoders from word-aligned parallel sentences.
 //! - [`word_inputs`]: gold words → subword ids and first-subword positions, batches and gathers for token tasks.
 pub mod aer;
+pub mod backbone;
+pub mod contextual_map;
 pub mod finetune;
 pub mod grid;
 pub mod ner;
@@ -61,4 +66,35 @@ pub(crate) fn tiny_model(
     let vs = tch::nn::VarStore::new(tch::Device::Cpu);
     let model = crate::model::MlmModel::new(&vs.root(), &cfg).unwrap();
     (model, vs)
+}
+
+/// A crossling tokenizer trained on a toy corpus of `langs` (en, fr).
+#[cfg(test)]
+pub(crate) fn tiny_tokenizer(langs: &[&str]) -> crate::model::ModelTokenizer {
+    use crate::text::tokenize::{AnchorScheme, CrossTokenizer, TokenizerSpec};
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<_> = crate::text::tokenize::tests::write_corpora(dir.path(), 60)
+        .into_iter()
+        .filter(|(l, _)| langs.contains(&l.as_str()))
+        .collect();
+    crate::model::ModelTokenizer::crossling(
+        CrossTokenizer::train(&TokenizerSpec::new(AnchorScheme::Joint, 60), &files).unwrap(),
+    )
+}
+
+/// A tiny loaded model (2 layers × 32) with a [`tiny_tokenizer`] of `langs`.
+#[cfg(test)]
+pub(crate) fn tiny_loaded(seed: i64, langs: &[&str]) -> crate::model::LoadedModel {
+    let tokenizer = tiny_tokenizer(langs);
+    let (model, vs) = tiny_model(tokenizer.vocab_size(), 32, crate::model::SharingPlan::default(), seed);
+    let config = crate::model::ModelConfig {
+        languages: langs.iter().map(|s| s.to_string()).collect(),
+        ..model.config().clone()
+    };
+    let source = crate::model::ModelSource {
+        kind: crate::model::ModelKind::Crossling,
+        path: format!("/models/tiny-{seed}").into(),
+        weights_sha256: format!("sha-{seed}"),
+    };
+    crate::model::LoadedModel { model, vs, tokenizer, config, source, notes: vec![] }
 }

@@ -24,15 +24,15 @@
 use serde::{Deserialize, Serialize};
 use tch::{nn, nn::Module, nn::VarStore, Kind, Tensor};
 
+use super::backbone::Backbone;
 use super::finetune::{
-    apply_freeze, check_finetune_ranges, check_fit, mix, selection_setup, train_with_selection, FreezePlan,
-    FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT,
+    check_finetune_ranges, mix, selection_setup, train_with_selection, FreezePlan, FreezeReport, LrSchedule,
+    TrainOutcome, HEAD_INIT,
 };
 use super::ner_metrics::{evaluate, NerEval};
 use super::word_inputs::{gather_words, per_item, word_batch, word_labels, WordBatch, WordItem};
 use crate::error::{Error, Result};
 use crate::features::batch::length_batches;
-use crate::model::MlmModel;
 use crate::train::step::Compute;
 
 /// The BIO tags of PAN-X (PER, ORG, LOC), in class-index order.
@@ -161,10 +161,11 @@ pub struct NerItem {
     pub tags: Vec<i64>,
 }
 
-/// An encoder with a BIO tagger, ready to fine-tune.
+/// An encoder (or a stack on frozen layers) with a BIO tagger, ready to fine-tune.
 #[derive(Debug)]
 pub struct NerFinetune {
-    pub model: MlmModel,
+    pub backbone: Backbone,
+    /// The variables that train (the tagger is added to them).
     pub vs: VarStore,
     /// `classifier.weight` `[|TAGS|, d]`, `classifier.bias`.
     pub tagger: nn::Linear,
@@ -176,26 +177,25 @@ pub struct NerFinetune {
 
 impl NerFinetune {
     /// Adds a tagger (initialised from the seed) to `vs` and sets which parameters train.
-    pub fn new(model: MlmModel, vs: VarStore, pad: i64, compute: Compute, cfg: &NerConfig) -> Result<Self> {
+    pub fn new(backbone: Backbone, vs: VarStore, pad: i64, compute: Compute, cfg: &NerConfig) -> Result<Self> {
         cfg.validate()?;
-        let mc = model.config();
-        check_fit(cfg.freeze_layers, mc.layers, &vs, &compute)?;
+        let mc = backbone.config();
         let dropout = cfg.classifier_dropout.unwrap_or(mc.dropout);
         let tagger = {
             let _rng = crate::device::torch_rng_lock();
             tch::manual_seed(mix(cfg.seed, HEAD_INIT, 0) as i64);
             crate::model::sharing::dense(&(vs.root() / TAGGER), mc.hidden, TAGS.len())
         };
-        let freeze = apply_freeze(&vs, &cfg.freeze_plan(), &[&format!("{TAGGER}.")])?;
-        Ok(NerFinetune { model, vs, tagger, dropout, compute, pad, freeze })
+        let freeze = backbone.freeze(&vs, &cfg.freeze_plan(), &[&format!("{TAGGER}.")], &compute)?;
+        Ok(NerFinetune { backbone, vs, tagger, dropout, compute, pad, freeze })
     }
 
     /// Tag logits of every kept word of a batch of language `lang`.
     /// # Shapes
     /// → `[batch, words, |TAGS|]`
     pub fn logits(&self, batch: &WordBatch, lang: &str, train: bool) -> Result<Tensor> {
-        let out = self.model.encoder.forward(&batch.ids, Some(&batch.mask), lang, train)?;
-        let words = gather_words(out.last(), &batch.first); // [batch, words, d]
+        let hidden = self.backbone.hidden(&batch.ids, &batch.mask, lang, train)?; // [batch, seq, d]
+        let words = gather_words(&hidden, &batch.first); // [batch, words, d]
         Ok(self.tagger.forward(&words.dropout(self.dropout, train)))
     }
 
@@ -277,7 +277,7 @@ impl NerFinetune {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::SharingPlan;
+    use crate::model::{MlmModel, SharingPlan};
     use crate::tasks::word_inputs::WordItem;
     use crate::text::codeswitch::SplitMix64;
 
@@ -285,6 +285,10 @@ mod tests {
 
     fn tiny() -> (MlmModel, VarStore) {
         crate::tasks::tiny_model(VOCAB, 32, SharingPlan::default(), 17)
+    }
+
+    fn encoder(model: MlmModel) -> Backbone {
+        Backbone::Encoder { model, tokenizer: crate::tasks::tiny_tokenizer(&["en"]) }
     }
 
     /// One subword a word (ids 5..VOCAB); ids 5–7 start a PER/ORG/LOC entity, 8 continues the current one, the rest
@@ -330,7 +334,7 @@ mod tests {
     fn fine_tuning_learns_a_trivially_learnable_task() {
         let (model, vs) = tiny();
         let c = cfg(2e-3, 4);
-        let mut ft = NerFinetune::new(model, vs, 0, Compute::cpu(), &c).unwrap();
+        let mut ft = NerFinetune::new(encoder(model), vs, 0, Compute::cpu(), &c).unwrap();
         let (train, dev, test) = (synthetic(480, 1, 99), synthetic(96, 2, 99), synthetic(200, 3, 99));
         let out = ft.train(&train, &dev, "en", &c, false).unwrap();
         let after = ft.evaluate(&test, "en", 512).unwrap();
@@ -352,7 +356,7 @@ mod tests {
         let run = |seed: u64| {
             let (model, vs) = tiny();
             let c = NerConfig { seed, ..cfg(1e-3, 1) };
-            let mut ft = NerFinetune::new(model, vs, 0, Compute::cpu(), &c).unwrap();
+            let mut ft = NerFinetune::new(encoder(model), vs, 0, Compute::cpu(), &c).unwrap();
             let out = ft.train(&synthetic(64, 6, 99), &synthetic(16, 7, 99), "en", &c, false).unwrap();
             out.loss.curve.iter().map(|p| p.loss.to_bits()).collect::<Vec<_>>()
         };
@@ -378,7 +382,7 @@ mod tests {
         });
         let bad: Vec<NerItem> = bad.collect();
         let c = cfg(1e-3, 1);
-        let mut ft = NerFinetune::new(model, vs, 0, Compute::cpu(), &c).unwrap();
+        let mut ft = NerFinetune::new(encoder(model), vs, 0, Compute::cpu(), &c).unwrap();
         assert!(ft.train(&bad, &bad, "en", &c, false).unwrap_err().to_string().contains("tags"));
     }
 }

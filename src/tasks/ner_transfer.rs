@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::backbone::TaskModel;
 use super::finetune::{DevPoint, FreezeReport, LossSummary};
 use super::ner::{tag_index, NerConfig, NerFinetune, NerItem};
 use super::ner_metrics::NerEval;
@@ -213,10 +214,11 @@ pub struct NerResult {
     pub notes: Vec<String>,
 }
 
-/// Fine-tunes `loaded` on English and evaluates on PAN-X dev of `langs` (see the module docs); the model's weights
-/// are consumed. `compute.device` must be the model's device.
+/// Fine-tunes `model` on English and evaluates on PAN-X dev of `langs` (see the module docs); the model's weights
+/// are consumed. Each language is encoded by the tokenizer of the encoder that reads it. `compute.device` must be
+/// the model's device.
 pub fn run_ner(
-    loaded: LoadedModel,
+    model: TaskModel,
     data: &NerData,
     langs: &[String],
     cfg: &NerConfig,
@@ -224,7 +226,7 @@ pub fn run_ner(
     progress: bool,
 ) -> Result<NerResult> {
     let started = Instant::now();
-    let max_len = cfg.max_len.min(loaded.config.max_positions);
+    let max_len = cfg.max_len.min(model.backbone.max_positions());
     if max_len < 3 {
         return Err(Error::Invalid(format!("the model has {max_len} positions; NER inputs need at least 3")));
     }
@@ -235,8 +237,8 @@ pub fn run_ner(
             cfg.dev_size
         )));
     }
-    let tok = &loaded.tokenizer;
-    let mut en = WordEncoder::new(tok, TRAIN_LANG);
+    let backbone = &model.backbone;
+    let mut en = WordEncoder::new(backbone.tokenizer(TRAIN_LANG)?, TRAIN_LANG);
     let train_rows = &data.train[..cfg.max_train.unwrap_or(usize::MAX).min(data.train.len())];
     let (train, truncated_train) = encode_sentences(&mut en, train_rows, max_len, "English training data")?;
     let split = cfg.dev_size.min(data.dev_en.len());
@@ -252,13 +254,12 @@ pub fn run_ner(
             }
             None => return Err(Error::Invalid(format!("no NER evaluation data was read for '{lang}'"))),
         };
-        let mut enc = WordEncoder::new(tok, lang);
+        let mut enc = WordEncoder::new(backbone.tokenizer(lang)?, lang);
         eval_items.insert(lang.clone(), encode_sentences(&mut enc, rows, max_len, &format!("PAN-X dev {lang}"))?);
     }
-    let model_info = ModelInfo::of(&loaded);
-    let pad = tok.specials().pad as i64;
-    let LoadedModel { model, vs, notes, .. } = loaded;
-    let mut ft = NerFinetune::new(model, vs, pad, compute, cfg)?;
+    let pad = backbone.pad()?;
+    let TaskModel { backbone, vs, info: model_info, notes } = model;
+    let mut ft = NerFinetune::new(backbone, vs, pad, compute, cfg)?;
     let outcome = ft.train(&train, &dev, TRAIN_LANG, cfg, progress)?;
     let mut eval = BTreeMap::new();
     for (lang, (items, truncated)) in &eval_items {

@@ -241,6 +241,9 @@ pub struct ModelInfo {
     pub sep_layers: usize,
     /// The languages of the model (`None`: any).
     pub languages: Option<Vec<String>>,
+    /// When the head read fresh layers stacked on a frozen layer of this model (and others), that stack.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack: Option<super::backbone::StackInfo>,
 }
 
 impl ModelInfo {
@@ -255,6 +258,7 @@ impl ModelInfo {
             sep_emb: loaded.config.sharing.sep_emb,
             sep_layers: loaded.config.sharing.sep_layers,
             languages: model_languages(loaded),
+            stack: None,
         }
     }
 }

@@ -63,16 +63,16 @@ use std::collections::{BTreeSet, HashMap};
 use serde::{Deserialize, Serialize};
 use tch::{nn, nn::Module, nn::VarStore, Device, Kind, Reduction, Tensor};
 
+use super::backbone::Backbone;
 use super::finetune::{
-    apply_freeze, check_finetune_ranges, check_fit, mix, selection_setup, train_with_selection, FreezePlan,
-    FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT,
+    check_finetune_ranges, mix, selection_setup, train_with_selection, FreezePlan, FreezeReport, LrSchedule,
+    TrainOutcome, HEAD_INIT,
 };
 use super::parse_decode::{greedy_heads, mst_heads};
 use super::parse_metrics::{attachment_scores, AttachmentEval, AttachmentOptions, Parse};
 use super::word_inputs::{gather_words, per_item, word_batch, WordBatch, WordItem};
 use crate::error::{Error, Result};
 use crate::features::batch::length_batches;
-use crate::model::MlmModel;
 use crate::train::step::Compute;
 
 /// Names accepted by [`ParseConfig::preset`].
@@ -413,10 +413,11 @@ impl BiaffineParser {
     }
 }
 
-/// An encoder with a biaffine parser, ready to fine-tune.
+/// An encoder (or a stack on frozen layers) with a biaffine parser, ready to fine-tune.
 #[derive(Debug)]
 pub struct ParseFinetune {
-    pub model: MlmModel,
+    pub backbone: Backbone,
+    /// The variables that train (the parser is added to them).
     pub vs: VarStore,
     pub parser: BiaffineParser,
     /// The label classes, in index order (see [`label_vocabulary`]).
@@ -445,7 +446,7 @@ impl ParseFinetune {
     /// (`cfg`'s freezing plan; language-specific parameters and the MLM head never train). `vs` must live on
     /// `compute.device`.
     pub fn new(
-        model: MlmModel,
+        backbone: Backbone,
         vs: VarStore,
         pad: i64,
         compute: Compute,
@@ -453,8 +454,7 @@ impl ParseFinetune {
         cfg: &ParseConfig,
     ) -> Result<Self> {
         cfg.validate()?;
-        let mc = model.config();
-        check_fit(cfg.freeze_layers, mc.layers, &vs, &compute)?;
+        let hidden = backbone.config().hidden;
         if labels.is_empty() {
             return Err(Error::Invalid("the parser needs at least one dependency label".into()));
         }
@@ -467,23 +467,23 @@ impl ParseFinetune {
             tch::manual_seed(mix(cfg.seed, HEAD_INIT, 0) as i64);
             BiaffineParser::new(
                 &(vs.root() / PARSER),
-                mc.hidden,
+                hidden,
                 cfg.arc_dim,
                 cfg.label_dim,
                 labels.len(),
                 cfg.mlp_dropout,
             )
         };
-        let freeze = apply_freeze(&vs, &cfg.freeze_plan(), &[&format!("{PARSER}.")])?;
-        Ok(ParseFinetune { model, vs, parser, labels, label_index, compute, pad, freeze })
+        let freeze = backbone.freeze(&vs, &cfg.freeze_plan(), &[&format!("{PARSER}.")], &compute)?;
+        Ok(ParseFinetune { backbone, vs, parser, labels, label_index, compute, pad, freeze })
     }
 
     /// The parser's views of a padded batch of language `lang`; `train` turns dropout on.
     fn views(&self, batch: &WordBatch, lang: &str, train: bool) -> Result<ParserViews> {
-        let out = self.model.encoder.forward(&batch.ids, Some(&batch.mask), lang, train)?;
+        let hidden = self.backbone.hidden(&batch.ids, &batch.mask, lang, train)?; // [b, seq, hidden]
         let b = batch.first.size()[0];
         let root = Tensor::zeros([b, 1], (Kind::Int64, batch.first.device()));
-        let root_words = gather_words(out.last(), &Tensor::cat(&[&root, &batch.first], 1)); // [b, w + 1, hidden]
+        let root_words = gather_words(&hidden, &Tensor::cat(&[&root, &batch.first], 1)); // [b, w + 1, hidden]
         Ok(self.parser.views(&root_words, &batch.word_mask, train))
     }
 
@@ -652,7 +652,7 @@ impl ParseFinetune {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::SharingPlan;
+    use crate::model::{MlmModel, SharingPlan};
     use crate::text::codeswitch::SplitMix64;
 
     /// Ids 0..5 are specials (pad 0, cls 2, sep 3); word ids are 5..VOCAB; 5 is also a continuation piece.
@@ -660,6 +660,10 @@ mod tests {
 
     fn tiny() -> (MlmModel, VarStore) {
         crate::tasks::tiny_model(VOCAB, 48, SharingPlan::default(), 23)
+    }
+
+    fn encoder(model: MlmModel) -> Backbone {
+        Backbone::Encoder { model, tokenizer: crate::tasks::tiny_tokenizer(&["en"]) }
     }
 
     /// A chain: each word's head is the previous word, ROOT for the first; the label is the parity of the word's
@@ -709,7 +713,7 @@ mod tests {
     fn finetune(c: &ParseConfig, labels: &[&str]) -> ParseFinetune {
         let (model, vs) = tiny();
         let labels = labels.iter().map(|s| s.to_string()).collect();
-        ParseFinetune::new(model, vs, 0, Compute::cpu(), labels, c).unwrap()
+        ParseFinetune::new(encoder(model), vs, 0, Compute::cpu(), labels, c).unwrap()
     }
 
     #[test]
@@ -864,7 +868,8 @@ mod tests {
         assert!(Decode::from_name("eisner").unwrap_err().to_string().contains("mst or greedy"));
         let (model, vs) = tiny();
         let c = ParseConfig { freeze_layers: 3, ..ParseConfig::default() };
-        let e = ParseFinetune::new(model, vs, 0, Compute::cpu(), vec!["a".into()], &c).unwrap_err().to_string();
+        let e =
+            ParseFinetune::new(encoder(model), vs, 0, Compute::cpu(), vec!["a".into()], &c).unwrap_err().to_string();
         assert!(e.contains("cannot freeze 3 layers"), "{e}");
     }
 }

@@ -29,6 +29,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::backbone::TaskModel;
 use super::finetune::{mix, permutation, DevPoint, FreezeReport, LossSummary, SPLIT};
 use super::nli_transfer::{check_languages, model_languages, ModelInfo, TRAIN_LANG};
 use super::parse::{label_vocabulary, universal_label, ParseConfig, ParseFinetune, ParseItem};
@@ -281,7 +282,7 @@ pub struct ParseResult {
 /// Fine-tunes `loaded` on English UD and evaluates on the test treebanks of `langs` (see the module docs); the
 /// model's weights are consumed (fine-tuned in place). `compute.device` must be the model's device.
 pub fn run_parse(
-    loaded: LoadedModel,
+    model: TaskModel,
     data: &ParseData,
     langs: &[String],
     cfg: &ParseConfig,
@@ -289,32 +290,33 @@ pub fn run_parse(
     progress: bool,
 ) -> Result<ParseResult> {
     let started = Instant::now();
-    check_setup(&loaded, langs, cfg)?;
+    cfg.validate()?;
     if let Some(l) = langs.iter().find(|l| !data.eval.contains_key(*l)) {
         return Err(Error::Invalid(format!("no test treebank of '{l}' was loaded")));
     }
-    let max_len = cfg.max_len.min(loaded.config.max_positions);
+    let max_len = cfg.max_len.min(model.backbone.max_positions());
     if max_len < 3 {
         return Err(Error::Invalid(format!("the model has {max_len} positions; parsing needs at least 3")));
     }
-    let tok = &loaded.tokenizer;
+    let backbone = &model.backbone;
+    let en_tok = backbone.tokenizer(TRAIN_LANG)?;
     let all_train: Vec<&TreeSentence> = data.train.iter().flat_map(|t| &t.sentences).collect();
     let picked: Vec<&TreeSentence> = select_train(all_train.len(), cfg).into_iter().map(|i| all_train[i]).collect();
-    let train = encode_trees(tok, &picked, TRAIN_LANG, max_len, "English UD train")?;
+    let train = encode_trees(en_tok, &picked, TRAIN_LANG, max_len, "English UD train")?;
     let dev_rows: Vec<&TreeSentence> =
         data.dev.sentences.iter().take(cfg.max_dev.unwrap_or(data.dev.sentences.len())).collect();
-    let dev = encode_trees(tok, &dev_rows, TRAIN_LANG, max_len, &format!("{} dev", data.dev.id))?;
+    let dev = encode_trees(en_tok, &dev_rows, TRAIN_LANG, max_len, &format!("{} dev", data.dev.id))?;
     let mut eval = BTreeMap::new();
     for lang in langs {
         let tb = &data.eval[lang];
         let rows: Vec<&TreeSentence> = tb.sentences.iter().take(cfg.max_eval.unwrap_or(tb.sentences.len())).collect();
+        let tok = backbone.tokenizer(lang)?;
         eval.insert(lang.clone(), encode_trees(tok, &rows, lang, max_len, &format!("{} test", tb.id))?);
     }
     let labels = label_vocabulary(&train.items);
-    let model = ModelInfo::of(&loaded);
-    let pad = tok.specials().pad as i64;
-    let LoadedModel { model: mlm, vs, notes, .. } = loaded;
-    let mut ft = ParseFinetune::new(mlm, vs, pad, compute, labels.clone(), cfg)?;
+    let pad = backbone.pad()?;
+    let TaskModel { backbone, vs, info: model, notes } = model;
+    let mut ft = ParseFinetune::new(backbone, vs, pad, compute, labels.clone(), cfg)?;
     let outcome = ft.train(&train.items, &dev.items, TRAIN_LANG, cfg, progress)?;
     let options = cfg.attachment_options();
     let mut results = BTreeMap::new();
