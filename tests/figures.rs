@@ -167,3 +167,52 @@ fn list_unknown_ids_and_script_errors() {
         assert!((x.as_f64().unwrap() - 1.0).abs() < 1e-6, "CKA(X, X) = 1: {x}");
     }
 }
+
+#[test]
+fn fig5_scores_every_layer_and_stacked_runs_check_their_options() {
+    let Some(data) = mirror() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("o");
+    let o = crossling(&["figure", "fig5", "--scale", "smoke", "--out", out.to_str().unwrap()], &data, work.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("fig5.json")).unwrap()).unwrap();
+    for t in ["ner", "parse"] {
+        let v = &rec["values"][format!("{t}-fr")];
+        for key in ["mlm_align", "bimlm", "map_mean_cosine"] {
+            let xs = v[key].as_array().unwrap_or_else(|| panic!("{t} {key}: {v}"));
+            assert_eq!(xs.len(), 3, "smoke models have 2 layers: emb, 1, 2 ({t} {key})");
+            let ok =
+                |x: f64| if key == "map_mean_cosine" { (-1.0..=1.0).contains(&x) } else { (0.0..=100.0).contains(&x) };
+            assert!(xs.iter().all(|x| ok(x.as_f64().unwrap())), "{t} {key}: {v}");
+        }
+    }
+    assert!(rec["caption"].as_str().unwrap().contains("1 fresh Transformer layer"), "{}", rec["caption"]);
+    // The maps were fit on XNLI text, which is in the provenance.
+    assert!(rec["provenance"].to_string().contains("xnli/dev-fr.tsv"));
+
+    let refusals = [
+        ("task::run(\"nli\", en, #{ stack_layer: 0 })", "for the token tasks"),
+        ("task::run(\"ner\", en, #{ targets: #{ fr: en } })", "need stack_layer"),
+        (
+            "task::run(\"ner\", en, #{ langs: [\"de\"], stack_layer: 0, targets: #{ fr: en } })",
+            "not among the evaluation",
+        ),
+        ("task::run(\"ner\", en, #{ stack_layer: -1 })", "non-negative integer"),
+        ("task::run(\"ner\", en, #{ langs: [\"en\"], stack_layer: 9 })", "layer 9 does not exist"),
+        ("task::run(\"ner\", en, #{ langs: [\"fr\"], stack_layer: 0, targets: #{ fr: en } })", "has no language 'fr'"),
+    ];
+    for (i, (call, want)) in refusals.iter().enumerate() {
+        let script = work.path().join(format!("bad{i}.rhai"));
+        let body = format!(
+            "let en = train::model(#{{ preset: \"mono\", langs: \"en\" }});\n{call};\nresults::caption(\"x\");\n"
+        );
+        std::fs::write(&script, body).unwrap();
+        let o = crossling(
+            &["run", script.to_str().unwrap(), "--scale", "smoke", "--out", out.to_str().unwrap()],
+            &data,
+            work.path(),
+        );
+        assert!(!o.status.success() && text(&o).contains(want), "{call}: {}", text(&o));
+    }
+}

@@ -208,3 +208,49 @@ fn parse_smoke_reports_attachment_scores_and_refuses_bad_input() {
         assert!(text(&o).contains(want), "{args:?}: {}", text(&o));
     }
 }
+
+#[test]
+fn stacked_parsing_reads_a_target_language_through_its_own_model_and_map() {
+    let Some(data) = mirror() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let ckpt = checkpoint(tmp.path(), &data);
+    let c = ckpt.to_str().unwrap();
+    let cache = tmp.path().join("cache");
+    let target = format!("fr={c}");
+    let run = |args: &[&str]| {
+        let mut all = vec!["task", "parse", "--model", c, "--scale", "smoke"];
+        all.extend_from_slice(args);
+        crossling(&all, Some(&data), &cache)
+    };
+    let o = run(&["--stack-layer", "1", "--target", &target, "--map-sentences", "60", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    let stack = &r["model"]["stack"];
+    assert_eq!((stack["layer"].as_u64(), stack["depth"].as_u64()), (Some(1), Some(1)), "{stack}");
+    assert!(stack["inputs"]["en"]["map"].is_null(), "{stack}");
+    let map = &stack["inputs"]["fr"]["map"];
+    assert_eq!(map["sentences"].as_u64(), Some(60), "{map}");
+    assert!(map["pairs"].as_u64().unwrap() > 100 && in_unit(&map["mean_cosine_after"]), "{map}");
+    let results = r["results"].as_object().unwrap();
+    assert_eq!(results.keys().collect::<Vec<_>>(), ["fr"], "default: the target languages");
+    assert!(in_unit(&results["fr"]["las"]) && in_unit(&r["en_dev_las"]), "{r}");
+    // Only the fresh layers and the parser train; the encoders are frozen.
+    assert!(r["freeze"]["frozen_params"].as_u64().unwrap() > r["freeze"]["trainable_params"].as_u64().unwrap() / 4);
+    assert!(r["files"].to_string().contains("xnli/dev-fr.tsv"), "the maps' data is in the provenance");
+    let o = run(&["--stack-layer", "1", "--langs", "fr"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("stack: 1 fresh layer(s) on frozen layer 1; en by") && out.contains("ud-fr-gsd"), "{out}");
+
+    let refusals: [(&[&str], &str); 4] = [
+        (&["--target", &target], "--stack-layer"),
+        (&["--stack-layer", "1", "--target", "fr"], "expected LANG=DIR"),
+        (&["--stack-layer", "3"], "layer 3 does not exist in the 2-layer model"),
+        (&["--stack-layer", "0", "--freeze-layers", "1"], "must stay unset"),
+    ];
+    for (args, want) in refusals {
+        let o = run(args);
+        assert!(!o.status.success(), "{args:?} should fail");
+        assert!(text(&o).contains(want), "{args:?}: {}", text(&o));
+    }
+}

@@ -17,6 +17,7 @@ mod info;
 mod task;
 mod task_ner;
 mod task_parse;
+mod task_stack;
 mod train;
 
 #[derive(Parser)]

@@ -213,6 +213,23 @@ pub(super) fn training_line(loss: &LossSummary, freeze: &FreezeReport) -> String
     format!("training loss {first:.3} → {last:.3}; frozen {} of {tensors} tensors", freeze.frozen_tensors)
 }
 
+/// `stack: …` of a run on fresh layers over a frozen layer (see `task_stack`), for the summaries.
+pub(super) fn stack_line(model: &crossling::tasks::nli_transfer::ModelInfo) -> Option<String> {
+    let s = model.stack.as_ref()?;
+    let inputs: Vec<String> = s
+        .inputs
+        .iter()
+        .map(|(lang, i)| match &i.map {
+            Some(m) => format!(
+                "{lang} by {} mapped (pair cosine {:.3} → {:.3})",
+                i.model, m["mean_cosine_before"], m["mean_cosine_after"]
+            ),
+            None => format!("{lang} by {}", i.model),
+        })
+        .collect();
+    Some(format!("stack: {} fresh layer(s) on frozen layer {}; {}", s.depth, s.layer, inputs.join("; ")))
+}
+
 /// Prints a task result: JSON with `--json`, else `summary`.
 pub(super) fn report<T: serde::Serialize>(a: &FinetuneArgs, r: &T, summary: impl Fn(&T)) -> Result<()> {
     if a.json {

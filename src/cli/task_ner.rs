@@ -3,7 +3,8 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::task::{apply_finetune_args, load_catalog, open_model, report, training_line, FinetuneArgs};
+use super::task::{apply_finetune_args, load_catalog, open_model, report, stack_line, training_line, FinetuneArgs};
+use super::task_stack::StackArgs;
 use crossling::data::resolve::DataRoots;
 use crossling::tasks::ner::{NerConfig, NER_SCALES};
 use crossling::tasks::ner_transfer::{check_setup, load_ner_data, panx_languages, run_ner, NerResult, NerTrainData};
@@ -14,6 +15,8 @@ use crossling::train::step::{Compute, Precision};
 pub struct NerArgs {
     #[command(flatten)]
     pub common: FinetuneArgs,
+    #[command(flatten)]
+    pub stack: StackArgs,
     /// English training data: panx (PAN-X train-en / dev-en, the study's) or conll2003 (MISC trained as O).
     #[arg(long, default_value = "panx")]
     pub train_data: String,
@@ -34,10 +37,22 @@ pub fn ner(args: NerArgs) -> Result<()> {
     let cfg = config(a)?;
     let (compute, catalog) = (Compute::resolve(&a.device, Precision::Auto)?, load_catalog()?);
     let panx_langs = panx_languages(&catalog)?;
-    let (m, langs) = open_model(a, compute, "PAN-X", &panx_langs, |m| default_langs(m, &panx_langs))?;
-    check_setup(&m, &langs, &panx_langs, &cfg)?;
+    let targets: Vec<String> = args.stack.target_dirs()?.into_keys().collect();
+    let (m, langs) = open_model(a, compute, "PAN-X", &panx_langs, |m| {
+        if targets.is_empty() {
+            default_langs(m, &panx_langs)
+        } else {
+            targets.clone()
+        }
+    })?;
+    check_setup(&m, &args.stack.own_langs(&langs)?, &panx_langs, &cfg)?;
+    if let Some(t) = targets.iter().find(|t| !panx_langs.contains(t)) {
+        anyhow::bail!("no PAN-X dev set for language '{t}'");
+    }
     let data = load_ner_data(&catalog, &DataRoots::from_env(), source, &langs)?;
-    let r = run_ner(m.into(), &data, &langs, &cfg, compute, !a.json)?;
+    let (model, map_files) = args.stack.task_model(m, &langs, &a.scale, cfg.seed, compute, &catalog)?;
+    let mut r = run_ner(model, &data, &langs, &cfg, compute, !a.json)?;
+    r.files.extend(map_files);
     report(a, &r, print_summary)
 }
 
@@ -58,6 +73,9 @@ fn print_summary(r: &NerResult) {
         r.train_seconds
     );
     println!("{}", training_line(&r.loss, &r.freeze));
+    if let Some(line) = stack_line(&r.model) {
+        println!("{line}");
+    }
     println!("English dev ({} sentences): span F1 {:.4} (kept step {})", r.dev_sentences, r.en_dev_f1, r.best_step);
     for (lang, e) in &r.eval {
         let cut =

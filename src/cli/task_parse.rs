@@ -4,11 +4,12 @@
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::task::{apply_finetune_args, load_catalog, open_model, report, training_line, FinetuneArgs};
+use super::task::{apply_finetune_args, load_catalog, open_model, report, stack_line, training_line, FinetuneArgs};
+use super::task_stack::StackArgs;
 use crossling::data::resolve::DataRoots;
 use crossling::tasks::parse::{Decode, ParseConfig, PARSE_SCALES};
 use crossling::tasks::parse_transfer::{
-    check_setup, default_langs, load_parse_data, parse_languages, run_parse, ParseResult,
+    check_setup, default_langs, eval_treebank, load_parse_data, parse_languages, run_parse, ParseResult,
 };
 use crossling::train::step::{Compute, Precision};
 
@@ -16,6 +17,8 @@ use crossling::train::step::{Compute, Precision};
 pub struct ParseArgs {
     #[command(flatten)]
     pub common: FinetuneArgs,
+    #[command(flatten)]
+    pub stack: StackArgs,
     /// Head decoding: mst (a tree with exactly one root child) or greedy (each word's best head).
     #[arg(long)]
     pub decode: Option<String>,
@@ -45,10 +48,29 @@ pub fn parse(args: ParseArgs) -> Result<()> {
     let a = &args.common;
     let (compute, catalog) = (Compute::resolve(&a.device, Precision::Auto)?, load_catalog()?);
     let known: Vec<String> = parse_languages().iter().map(|l| l.to_string()).collect();
-    let (m, langs) = open_model(a, compute, "parsing", &known, default_langs)?;
-    check_setup(&m, &langs, &cfg)?;
+    let targets: Vec<String> = args.stack.target_dirs()?.into_keys().collect();
+    let (m, langs) =
+        open_model(
+            a,
+            compute,
+            "parsing",
+            &known,
+            |m| {
+                if targets.is_empty() {
+                    default_langs(m)
+                } else {
+                    targets.clone()
+                }
+            },
+        )?;
+    check_setup(&m, &args.stack.own_langs(&langs)?, &cfg)?;
+    for t in &targets {
+        eval_treebank(t)?;
+    }
     let data = load_parse_data(&catalog, &DataRoots::from_env(), &langs)?;
-    let r = run_parse(m.into(), &data, &langs, &cfg, compute, !a.json)?;
+    let (model, map_files) = args.stack.task_model(m, &langs, &a.scale, cfg.seed, compute, &catalog)?;
+    let mut r = run_parse(model, &data, &langs, &cfg, compute, !a.json)?;
+    r.files.extend(map_files);
     report(a, &r, print_summary)
 }
 
@@ -71,6 +93,9 @@ fn print_summary(r: &ParseResult) {
         r.train_seconds
     );
     println!("{}; {} labels; decoding {}; {}", training_line(&r.loss, &r.freeze), r.labels.len(), r.decode, r.scoring);
+    if let Some(line) = stack_line(&r.model) {
+        println!("{line}");
+    }
     println!(
         "English dev ({}, {} sentences): LAS {:.4} (kept step {})",
         r.dev_treebank, r.dev_sentences, r.en_dev_las, r.best_step

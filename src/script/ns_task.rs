@@ -26,6 +26,7 @@ use super::handles::ModelRef;
 use crate::data::evalsets::FilesRead;
 use crate::error::{Error, Result};
 use crate::model::load::LoadedModel;
+use crate::tasks::aligned_stack::{build_stack, StackPlan};
 use crate::tasks::backbone::TaskModel;
 use crate::tasks::grid::{combinations, run_grid, GridRun};
 use crate::tasks::ner::NerConfig;
@@ -81,10 +82,8 @@ fn options(opts: &Map) -> Result<(Option<Vec<String>>, Option<String>, JsonMap)>
 
 /// A stacked run's options (see the module docs).
 struct StackOptions {
-    layer: usize,
-    depth: Option<usize>,
+    plan: StackPlan,
     targets: std::collections::BTreeMap<String, ModelRef>,
-    map_sentences: usize,
 }
 
 /// Removes the stack options from `opts`: `None` when `stack_layer` is not given (the others are then errors).
@@ -119,87 +118,32 @@ fn stack_options(opts: &mut Map, scale: &str) -> Result<Option<StackOptions>> {
         }
         return Ok(None);
     };
-    let map_sentences = sentences.unwrap_or(if scale == "smoke" { 200 } else { 10_000 });
-    if map_sentences == 0 || depth == Some(0) {
+    let mut plan = StackPlan::new(layer, scale);
+    plan.depth = depth;
+    plan.map_sentences = sentences.unwrap_or(plan.map_sentences);
+    if plan.map_sentences == 0 || depth == Some(0) {
         return Err(Error::Invalid("map_sentences and stack_depth must be at least 1".into()));
     }
-    Ok(Some(StackOptions { layer, depth, targets, map_sentences }))
+    Ok(Some(StackOptions { plan, targets }))
 }
 
-/// Maps already fit in this process: key → per layer (W, provenance).
-type MapCache = std::collections::HashMap<String, (Vec<(tch::Tensor, serde_json::Value)>, FilesRead)>;
-
-fn map_cache() -> &'static std::sync::Mutex<MapCache> {
-    static CACHE: std::sync::OnceLock<std::sync::Mutex<MapCache>> = std::sync::OnceLock::new();
-    CACHE.get_or_init(Default::default)
-}
-
-/// The map of layer `layer` from `lang`'s model `x` into `en` (fit once per process for all layers), and the data
-/// files it was fit on.
-fn layer_map(
-    session: &Session,
-    en: &LoadedModel,
-    x: &LoadedModel,
-    lang: &str,
-    st: &StackOptions,
-) -> Result<(tch::Tensor, serde_json::Value, FilesRead)> {
-    use crate::tasks::contextual_map::{contextual_maps, MapConfig};
-    let cfg = MapConfig::default();
-    let key = format!(
-        "{}|{}|{lang}|{}|{}",
-        en.source.weights_sha256,
-        x.source.weights_sha256,
-        st.map_sentences,
-        serde_json::to_string(&cfg).unwrap_or_default()
-    );
-    let mut cache = map_cache().lock().unwrap_or_else(|p| p.into_inner());
-    if !cache.contains_key(&key) {
-        let (catalog, roots) = (&session.data.0, &session.data.1);
-        let langs = [TRAIN_LANG.to_string(), lang.to_string()];
-        let (text, files) = crate::data::evalsets::xnli_parallel(catalog, roots, &langs, st.map_sentences)?;
-        let maps = contextual_maps(en, x, lang, &text[TRAIN_LANG], &text[lang], &cfg)?;
-        session.env.log.push(format!(
-            "contextual maps {lang}→en: {} sentences, {} one-to-one word pairs; mean cosine after the map by layer: {}",
-            maps.sentences,
-            maps.pairs,
-            maps.layers.iter().map(|l| format!("{:.3}", l.cos_after)).collect::<Vec<_>>().join(" ")
-        ));
-        let per_layer = (0..maps.layers.len()).map(|i| (maps.layers[i].w.shallow_clone(), maps.info(i))).collect();
-        cache.insert(key.clone(), (per_layer, files));
-    }
-    let (per_layer, files) = &cache[&key];
-    let (w, info) = per_layer.get(st.layer).ok_or_else(|| Error::Invalid(format!("no layer {}", st.layer)))?;
-    Ok((w.to_device(en.vs.device()), info.clone(), files.clone()))
-}
-
-/// The stack of a run: `main` reads English and every language without a target model; each target language is
-/// read by its model through its map. Returns the data files the maps were fit on too.
+/// The stacked model of a run, and the data files its maps read.
 fn stacked_model(
     session: &Session,
     main: LoadedModel,
     langs: &[String],
     st: &StackOptions,
 ) -> Result<(TaskModel, FilesRead)> {
-    use crate::tasks::backbone::{default_stack_depth, StackInput};
-    let depth = st.depth.unwrap_or_else(|| default_stack_depth(main.config.layers));
-    let mut inputs = std::collections::BTreeMap::new();
-    inputs.insert(TRAIN_LANG.to_string(), StackInput { source: 0, map: None, map_info: None });
-    let (mut sources, mut files) = (Vec::new(), FilesRead::new());
-    for lang in langs {
-        let input = match st.targets.get(lang) {
-            None => StackInput { source: 0, map: None, map_info: None },
-            Some(m) => {
-                let x = super::ns_features::open(session, m)?;
-                let (w, info, read) = layer_map(session, &main, &x, lang, st)?;
-                files.extend(read);
-                sources.push(x);
-                StackInput { source: sources.len(), map: Some(w), map_info: Some(info) }
-            }
-        };
-        inputs.insert(lang.clone(), input);
+    let mut targets = std::collections::BTreeMap::new();
+    for (lang, m) in &st.targets {
+        targets.insert(lang.clone(), super::ns_features::open(session, m)?);
     }
-    sources.insert(0, main);
-    Ok((TaskModel::stacked(sources, inputs, st.layer, depth, session.env.seed)?, files))
+    let (catalog, roots) = (&session.data.0, &session.data.1);
+    let built = build_stack(catalog, roots, main, targets, langs, &st.plan, session.env.seed)?;
+    for line in built.log {
+        session.env.log.push(line);
+    }
+    Ok((built.model, built.files))
 }
 
 /// Format of cached task results; bump when a task changes what it computes.
@@ -286,11 +230,6 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
         Setup::Ner(c, source) => (json(c)?, source.name()),
         Setup::Parse(c) => (json(c)?, "panx"),
     };
-    let stack_json = stack.as_ref().map(|st| {
-        let targets: std::collections::BTreeMap<&String, &str> =
-            st.targets.iter().map(|(l, m)| (l, m.name.as_str())).collect();
-        serde_json::json!({ "layer": st.layer, "depth": st.depth, "map_sentences": st.map_sentences, "targets": targets })
-    });
     let mut what = serde_json::json!({ "config": cfg_json, "langs": langs, "train_data": train_data, "device": session.env.device });
     if let Some(st) = &stack {
         // Target models enter the key by their weights (opened here only to read the hash).
@@ -298,7 +237,12 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
         for (l, m) in &st.targets {
             shas.insert(l.clone(), super::ns_features::open(session, m)?.source.weights_sha256);
         }
-        what["stack"] = serde_json::json!({ "options": stack_json, "target_weights": shas, "map": crate::tasks::contextual_map::MapConfig::default() });
+        let p = &st.plan;
+        let names: std::collections::BTreeMap<&String, &str> =
+            st.targets.iter().map(|(l, m)| (l, m.name.as_str())).collect();
+        let options = serde_json::json!({ "layer": p.layer, "depth": p.depth, "map_sentences": p.map_sentences,
+                                          "targets": names });
+        what["stack"] = serde_json::json!({ "options": options, "target_weights": shas, "map": p.map });
     }
     let cache = cache_file(session, &loaded, task, &what);
     if !session.env.fresh {

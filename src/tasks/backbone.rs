@@ -73,6 +73,7 @@ impl LayerStack {
 
 /// What turns a batch of subword ids into the hidden states a task head reads (see the module docs).
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per fine-tuning run, never in a collection
 pub enum Backbone {
     /// A pretrained encoder fine-tuned with the head.
     Encoder { model: MlmModel, tokenizer: ModelTokenizer },
@@ -196,6 +197,30 @@ fn input<'a>(s: &'a LayerStack, lang: &str) -> Result<&'a StackInput> {
     })
 }
 
+/// Checks that layer `layer` of `m` exists (0 = embeddings).
+pub fn check_layer(m: &LoadedModel, layer: usize) -> Result<()> {
+    if layer > m.config.layers {
+        return Err(Error::Invalid(format!(
+            "layer {layer} does not exist in the {}-layer model {}",
+            m.config.layers,
+            m.source.path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks that `m` reads language `lang`.
+pub fn check_reads(m: &LoadedModel, lang: &str) -> Result<()> {
+    match model_languages(m) {
+        Some(known) if !known.iter().any(|k| k == lang) => Err(Error::Invalid(format!(
+            "model {} has no language '{lang}' (its languages: {})",
+            m.source.path.display(),
+            known.join(", ")
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The provenance of a stack (inside [`ModelInfo`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StackInfo {
@@ -249,6 +274,7 @@ impl TaskModel {
         }
         let (hidden, device) = (first.config.hidden, first.vs.device());
         for m in &sources {
+            check_layer(m, layer)?;
             if m.config.hidden != hidden || m.vs.device() != device {
                 return Err(Error::Invalid(format!(
                     "stacked encoders must share width and device: {} is {} wide on {:?}, {} is {hidden} wide on {device:?}",
@@ -258,27 +284,12 @@ impl TaskModel {
                     first.source.path.display()
                 )));
             }
-            if layer > m.config.layers {
-                return Err(Error::Invalid(format!(
-                    "layer {layer} does not exist in the {}-layer model {}",
-                    m.config.layers,
-                    m.source.path.display()
-                )));
-            }
         }
         let mut infos = BTreeMap::new();
         for (lang, inp) in &inputs {
             let m =
                 sources.get(inp.source).ok_or_else(|| Error::Invalid(format!("{lang}: no encoder {}", inp.source)))?;
-            if let Some(known) = model_languages(m) {
-                if !known.contains(lang) {
-                    return Err(Error::Invalid(format!(
-                        "model {} has no language '{lang}' (its languages: {})",
-                        m.source.path.display(),
-                        known.join(", ")
-                    )));
-                }
-            }
+            check_reads(m, lang)?;
             if let Some(w) = &inp.map {
                 if w.size() != [hidden as i64, hidden as i64] || w.device() != device {
                     return Err(Error::Invalid(format!(

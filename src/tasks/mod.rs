@@ -23,9 +23,11 @@
 //! - [`aer`]: alignment error rate against sure and possible links.
 //! - [`backbone`]: what a head reads — a fine-tuned encoder, or fresh layers stacked on a frozen layer of
 //!   pretrained encoders with a map per language (Emerging §5.1.2, Figure 5).
+//! - [`aligned_stack`]: builds that stack for a run — each target language's model and its layer-`i` map.
 //! - [`contextual_map`]: per-layer Procrustes maps between two encoders from word-aligned parallel sentences.
 //! - [`word_inputs`]: gold words → subword ids and first-subword positions, batches and gathers for token tasks.
 pub mod aer;
+pub mod aligned_stack;
 pub mod backbone;
 pub mod contextual_map;
 pub mod finetune;
