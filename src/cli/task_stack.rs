@@ -11,9 +11,8 @@ use crossling::data::evalsets::FilesRead;
 use crossling::data::manifest::Catalog;
 use crossling::data::resolve::DataRoots;
 use crossling::model::LoadedModel;
-use crossling::tasks::aligned_stack::{build_stack, StackPlan};
+use crossling::tasks::aligned_stack::{build_stack, own_langs, StackPlan};
 use crossling::tasks::backbone::TaskModel;
-use crossling::tasks::nli_transfer::TRAIN_LANG;
 use crossling::train::step::Compute;
 
 #[derive(Args)]
@@ -49,9 +48,8 @@ impl StackArgs {
 
     /// The languages the main model must read itself: `langs` without the target languages (English at least).
     pub fn own_langs(&self, langs: &[String]) -> Result<Vec<String>> {
-        let targets = self.target_dirs()?;
-        let own: Vec<String> = langs.iter().filter(|l| !targets.contains_key(*l)).cloned().collect();
-        Ok(if own.is_empty() { vec![TRAIN_LANG.to_string()] } else { own })
+        let targets: Vec<String> = self.target_dirs()?.into_keys().collect();
+        Ok(own_langs(langs, &targets))
     }
 
     /// The model a run fine-tunes: `main` itself, or the stack on it with the data files its maps read.

@@ -69,15 +69,7 @@ impl Encoder {
         lang: &str,
         train: bool,
     ) -> Result<EncoderOutput> {
-        if let Some(m) = attention_mask {
-            if m.size() != input_ids.size() {
-                return Err(Error::Invalid(format!(
-                    "attention_mask shape {:?} differs from input_ids shape {:?}",
-                    m.size(),
-                    input_ids.size()
-                )));
-            }
-        }
+        check_mask(input_ids, attention_mask)?;
         // Resolve every per-language part first so an unknown language fails before any compute.
         let layers = self.layers.iter().map(|l| l.get(lang)).collect::<Result<Vec<_>>>()?;
         let mut hidden_states = Vec::with_capacity(layers.len() + 1);
@@ -110,15 +102,7 @@ impl Encoder {
                 self.layers.len()
             )));
         }
-        if let Some(m) = attention_mask {
-            if m.size() != input_ids.size() {
-                return Err(Error::Invalid(format!(
-                    "attention_mask shape {:?} differs from input_ids shape {:?}",
-                    m.size(),
-                    input_ids.size()
-                )));
-            }
-        }
+        check_mask(input_ids, attention_mask)?;
         let layers = self.layers[..upto].iter().map(|l| l.get(lang)).collect::<Result<Vec<_>>>()?;
         let mut x = self.embeddings.forward(input_ids, lang, train)?; // [batch, seq, hidden]
         for layer in layers {
@@ -162,5 +146,17 @@ impl Encoder {
             x = layer.forward(&x, attention_mask, train);
         }
         Ok(x)
+    }
+}
+
+/// An attention mask must have the shape of the ids it masks.
+fn check_mask(input_ids: &Tensor, attention_mask: Option<&Tensor>) -> Result<()> {
+    match attention_mask {
+        Some(m) if m.size() != input_ids.size() => Err(Error::Invalid(format!(
+            "attention_mask shape {:?} differs from input_ids shape {:?}",
+            m.size(),
+            input_ids.size()
+        ))),
+        _ => Ok(()),
     }
 }

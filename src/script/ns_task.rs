@@ -26,13 +26,13 @@ use super::handles::ModelRef;
 use crate::data::evalsets::FilesRead;
 use crate::error::{Error, Result};
 use crate::model::load::LoadedModel;
-use crate::tasks::aligned_stack::{build_stack, StackPlan};
+use crate::tasks::aligned_stack::{build_stack, own_langs, StackPlan};
 use crate::tasks::backbone::TaskModel;
 use crate::tasks::grid::{combinations, run_grid, GridRun};
 use crate::tasks::ner::NerConfig;
 use crate::tasks::ner_transfer::{load_ner_data, panx_languages, run_ner, NerTrainData};
 use crate::tasks::nli::NliConfig;
-use crate::tasks::nli_transfer::{default_langs, load_nli_data, run_nli, xnli_languages, TRAIN_LANG};
+use crate::tasks::nli_transfer::{default_langs, load_nli_data, run_nli, xnli_languages};
 use crate::tasks::parse::ParseConfig;
 use crate::tasks::parse_transfer::{load_parse_data, run_parse};
 use crate::train::step::{Compute, Precision};
@@ -175,17 +175,10 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
         return Err(Error::Invalid("stack_layer is for the token tasks (ner, parse), not nli".into()));
     }
     let (langs, train_data, base) = options(&opts)?;
-    // The languages the main model must read itself: all but those a target model reads (English at least).
+    // The main model must read every language but those a target model reads (English at least).
     let targets: Vec<String> = stack.as_ref().map(|s| s.targets.keys().cloned().collect()).unwrap_or_default();
     let langs = langs.or_else(|| (!targets.is_empty()).then(|| targets.clone()));
-    let own = |langs: &[String]| -> Vec<String> {
-        let own: Vec<String> = langs.iter().filter(|l| !targets.contains(l)).cloned().collect();
-        if own.is_empty() {
-            vec![TRAIN_LANG.to_string()]
-        } else {
-            own
-        }
-    };
+    let own = |langs: &[String]| own_langs(langs, &targets);
     if let Some(t) = targets.iter().find(|t| !langs.as_ref().is_some_and(|l| l.contains(t))) {
         return Err(Error::Invalid(format!("target model for '{t}', which is not among the evaluation languages")));
     }

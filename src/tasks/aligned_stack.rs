@@ -92,6 +92,16 @@ fn layer_map(
     Ok((w.to_device(main.vs.device()), info.clone(), files.clone()))
 }
 
+/// The languages the main model of a stacked run reads itself: `langs` without the `targets` (English at least).
+pub fn own_langs(langs: &[String], targets: &[String]) -> Vec<String> {
+    let own: Vec<String> = langs.iter().filter(|l| !targets.contains(l)).cloned().collect();
+    if own.is_empty() {
+        vec![TRAIN_LANG.to_string()]
+    } else {
+        own
+    }
+}
+
 /// The stack of a run on `langs` (see the module docs); `targets` are the languages' own models.
 pub fn build_stack(
     catalog: &Catalog,

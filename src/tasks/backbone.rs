@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use tch::{nn::VarStore, Device, Tensor};
 
-use super::finetune::{apply_freeze, check_fit, mix, FreezePlan, FreezeReport};
+use super::finetune::{apply_freeze, check_device, check_fit, mix, FreezePlan, FreezeReport};
 use super::nli_transfer::{model_languages, ModelInfo};
 use crate::error::{Error, Result};
 use crate::model::layer::Layer;
@@ -168,7 +168,7 @@ impl Backbone {
                         s.layer
                     )));
                 }
-                check_fit(0, 0, vs, compute)?;
+                check_device(vs, compute)?;
                 if let Some(m) = s.sources.iter().find(|m| m.vs.device() != compute.device) {
                     return Err(Error::Invalid(format!(
                         "model {} lives on {:?} but fine-tuning was asked to run on {:?}",

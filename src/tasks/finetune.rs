@@ -188,6 +188,11 @@ pub fn check_fit(freeze_layers: usize, model_layers: usize, vs: &VarStore, compu
     if freeze_layers > model_layers {
         return Err(Error::Invalid(format!("cannot freeze {freeze_layers} layers of a {model_layers}-layer model")));
     }
+    check_device(vs, compute)
+}
+
+/// Checks that the variables of `vs` live on the device fine-tuning runs on.
+pub fn check_device(vs: &VarStore, compute: &Compute) -> Result<()> {
     if vs.device() != compute.device {
         return Err(Error::Invalid(format!(
             "the model lives on {:?} but fine-tuning was asked to run on {:?}",
