@@ -35,6 +35,7 @@ pub fn ner(args: NerArgs) -> Result<()> {
     let source: NerTrainData = args.train_data.parse()?;
     let a = &args.common;
     let cfg = config(a)?;
+    args.stack.plan(&a.scale, &cfg.freeze_plan())?; // stack options checked before any model is loaded
     let (compute, catalog) = (Compute::resolve(&a.device, Precision::Auto)?, load_catalog()?);
     let panx_langs = panx_languages(&catalog)?;
     let targets: Vec<String> = args.stack.target_dirs()?.into_keys().collect();
@@ -50,7 +51,8 @@ pub fn ner(args: NerArgs) -> Result<()> {
         anyhow::bail!("no PAN-X dev set for language '{t}'");
     }
     let data = load_ner_data(&catalog, &DataRoots::from_env(), source, &langs)?;
-    let (model, map_files) = args.stack.task_model(m, &langs, &a.scale, cfg.seed, compute, &catalog)?;
+    let (model, map_files) =
+        args.stack.task_model(m, &langs, &a.scale, &cfg.freeze_plan(), cfg.seed, compute, &catalog)?;
     let mut r = run_ner(model, &data, &langs, &cfg, compute, !a.json)?;
     r.files.extend(map_files);
     report(a, &r, print_summary)

@@ -45,6 +45,7 @@ fn config(a: &ParseArgs) -> Result<ParseConfig> {
 /// Runs `task parse`.
 pub fn parse(args: ParseArgs) -> Result<()> {
     let cfg = config(&args)?;
+    args.stack.plan(&args.common.scale, &cfg.freeze_plan())?; // stack options checked before any model is loaded
     let a = &args.common;
     let (compute, catalog) = (Compute::resolve(&a.device, Precision::Auto)?, load_catalog()?);
     let known: Vec<String> = parse_languages().iter().map(|l| l.to_string()).collect();
@@ -68,7 +69,8 @@ pub fn parse(args: ParseArgs) -> Result<()> {
         eval_treebank(t)?;
     }
     let data = load_parse_data(&catalog, &DataRoots::from_env(), &langs)?;
-    let (model, map_files) = args.stack.task_model(m, &langs, &a.scale, cfg.seed, compute, &catalog)?;
+    let (model, map_files) =
+        args.stack.task_model(m, &langs, &a.scale, &cfg.freeze_plan(), cfg.seed, compute, &catalog)?;
     let mut r = run_parse(model, &data, &langs, &cfg, compute, !a.json)?;
     r.files.extend(map_files);
     report(a, &r, print_summary)

@@ -13,6 +13,7 @@ use crossling::data::resolve::DataRoots;
 use crossling::model::LoadedModel;
 use crossling::tasks::aligned_stack::{build_stack, own_langs, StackPlan};
 use crossling::tasks::backbone::TaskModel;
+use crossling::tasks::finetune::FreezePlan;
 use crossling::train::step::Compute;
 
 #[derive(Args)]
@@ -52,20 +53,29 @@ impl StackArgs {
         Ok(own_langs(langs, &targets))
     }
 
+    /// The stack's settings at `scale` (`None` without `--stack-layer`), checked with the task's freezing plan.
+    pub fn plan(&self, scale: &str, freeze: &FreezePlan) -> Result<Option<StackPlan>> {
+        let Some(layer) = self.stack_layer else { return Ok(None) };
+        let mut plan = StackPlan::new(layer, scale);
+        plan.depth = self.stack_depth;
+        plan.map_sentences = self.map_sentences.unwrap_or(plan.map_sentences);
+        let targets: Vec<String> = self.target_dirs()?.into_keys().collect();
+        plan.check(freeze, &targets)?;
+        Ok(Some(plan))
+    }
+
     /// The model a run fine-tunes: `main` itself, or the stack on it with the data files its maps read.
     pub fn task_model(
         &self,
         main: LoadedModel,
         langs: &[String],
         scale: &str,
+        freeze: &FreezePlan,
         seed: u64,
         compute: Compute,
         catalog: &Catalog,
     ) -> Result<(TaskModel, FilesRead)> {
-        let Some(layer) = self.stack_layer else { return Ok((main.into(), FilesRead::new())) };
-        let mut plan = StackPlan::new(layer, scale);
-        plan.depth = self.stack_depth;
-        plan.map_sentences = self.map_sentences.unwrap_or(plan.map_sentences);
+        let Some(plan) = self.plan(scale, freeze)? else { return Ok((main.into(), FilesRead::new())) };
         let mut targets = BTreeMap::new();
         for (lang, dir) in self.target_dirs()? {
             let m =

@@ -121,9 +121,6 @@ fn stack_options(opts: &mut Map, scale: &str) -> Result<Option<StackOptions>> {
     let mut plan = StackPlan::new(layer, scale);
     plan.depth = depth;
     plan.map_sentences = sentences.unwrap_or(plan.map_sentences);
-    if plan.map_sentences == 0 || depth == Some(0) {
-        return Err(Error::Invalid("map_sentences and stack_depth must be at least 1".into()));
-    }
     Ok(Some(StackOptions { plan, targets }))
 }
 
@@ -133,13 +130,14 @@ fn stacked_model(
     main: LoadedModel,
     langs: &[String],
     st: &StackOptions,
+    seed: u64,
 ) -> Result<(TaskModel, FilesRead)> {
     let mut targets = std::collections::BTreeMap::new();
     for (lang, m) in &st.targets {
         targets.insert(lang.clone(), super::ns_features::open(session, m)?);
     }
     let (catalog, roots) = (&session.data.0, &session.data.1);
-    let built = build_stack(catalog, roots, main, targets, langs, &st.plan, session.env.seed)?;
+    let built = build_stack(catalog, roots, main, targets, langs, &st.plan, seed)?;
     for line in built.log {
         session.env.log.push(line);
     }
@@ -218,6 +216,14 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
         }
         other => return Err(Error::Invalid(format!("unknown task '{other}': expected nli, ner or parse"))),
     };
+    let (seed, freeze) = match &setup {
+        Setup::Nli(c) => (c.seed, c.freeze_plan()),
+        Setup::Ner(c, _) => (c.seed, c.freeze_plan()),
+        Setup::Parse(c) => (c.seed, c.freeze_plan()),
+    };
+    if let Some(st) = &stack {
+        st.plan.check(&freeze, &targets)?;
+    }
     let (cfg_json, train_data) = match &setup {
         Setup::Nli(c) => (json(c)?, "panx"),
         Setup::Ner(c, source) => (json(c)?, source.name()),
@@ -252,7 +258,7 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
         match &stack {
             None => Ok(loaded.into()),
             Some(st) => {
-                let (m, files) = stacked_model(session, loaded, &langs, st)?;
+                let (m, files) = stacked_model(session, loaded, &langs, st, seed)?;
                 map_files.borrow_mut().extend(files);
                 Ok(m)
             }

@@ -12,6 +12,7 @@ use tch::Tensor;
 
 use super::backbone::{check_layer, check_reads, default_stack_depth, StackInput, TaskModel};
 use super::contextual_map::{contextual_maps, MapConfig};
+use super::finetune::FreezePlan;
 use super::nli_transfer::TRAIN_LANG;
 use crate::data::evalsets::{xnli_parallel, FilesRead};
 use crate::data::manifest::Catalog;
@@ -36,6 +37,29 @@ impl StackPlan {
     pub fn new(layer: usize, scale: &str) -> Self {
         let map_sentences = if scale == "smoke" { 200 } else { 10_000 };
         StackPlan { layer, depth: None, map_sentences, map: MapConfig::default() }
+    }
+}
+
+impl StackPlan {
+    /// Checks the plan with the task's freezing plan and the target languages, before any model work: a stack
+    /// freezes the encoders itself, and English is always read by the main model.
+    pub fn check(&self, freeze: &FreezePlan, targets: &[String]) -> Result<()> {
+        if self.depth == Some(0) || self.map_sentences == 0 {
+            return Err(Error::Invalid("stack_depth and map_sentences must be at least 1".into()));
+        }
+        if *freeze != FreezePlan::default() {
+            return Err(Error::Invalid(format!(
+                "a stack on frozen layer {} already freezes the pretrained encoders: freeze_layers and \
+                 freeze_embeddings must stay unset",
+                self.layer
+            )));
+        }
+        if targets.iter().any(|t| t == TRAIN_LANG) {
+            return Err(Error::Invalid(
+                "English is read by the main model (the training language); it cannot have a target model".into(),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -113,6 +137,8 @@ pub fn build_stack(
     seed: u64,
 ) -> Result<BuiltStack> {
     check_layer(&main, plan.layer)?;
+    let names: Vec<String> = targets.keys().cloned().collect();
+    plan.check(&FreezePlan::default(), &names)?;
     if let Some(t) = targets.keys().find(|t| !langs.contains(t)) {
         return Err(Error::Invalid(format!("target model for '{t}', which is not among the evaluation languages")));
     }

@@ -22,8 +22,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use tch::{nn::VarStore, Device, Tensor};
 
-use super::finetune::{apply_freeze, check_device, check_fit, mix, FreezePlan, FreezeReport};
-use super::nli_transfer::{model_languages, ModelInfo};
+use super::finetune::{apply_freeze, check_device, check_fit, layer_index, mix, FreezePlan, FreezeReport};
+use super::nli_transfer::{model_languages, ModelInfo, TRAIN_LANG};
 use crate::error::{Error, Result};
 use crate::model::layer::Layer;
 use crate::model::load::LoadedModel;
@@ -64,10 +64,14 @@ pub struct LayerStack {
 }
 
 impl LayerStack {
-    /// Frozen parameters of the encoders read (every parameter of each, counted once).
+    /// The frozen parameters the stack reads: each encoder's embeddings and layers below `layer` (tensors, values).
     fn frozen_params(&self) -> (usize, usize) {
-        let vars = self.sources.iter().flat_map(|s| s.vs.variables().into_values());
-        vars.fold((0, 0), |(t, n), v| (t + 1, n + v.numel()))
+        let read = |name: &str| {
+            let rest = name.strip_prefix("bert.").unwrap_or("");
+            rest.starts_with("embeddings.") || layer_index(rest).is_some_and(|k| k < self.layer)
+        };
+        let vars = self.sources.iter().flat_map(|s| s.vs.variables().into_iter());
+        vars.filter(|(name, _)| read(name)).fold((0, 0), |(t, n), (_, v)| (t + 1, n + v.numel()))
     }
 }
 
@@ -322,7 +326,28 @@ impl TaskModel {
         info.stack = Some(StackInfo { layer, depth, inputs: infos });
         let notes = sources.iter().flat_map(|m| m.notes.iter().cloned()).collect();
         let stack = LayerStack { layer, layers, sources, inputs, config };
-        Ok(TaskModel { backbone: Backbone::Stacked(stack), vs, info, notes })
+        let backbone = Backbone::Stacked(stack);
+        backbone.pad()?;
+        Ok(TaskModel { backbone, vs, info, notes })
+    }
+
+    /// Checks, before any training, that the model reads English and each of `langs`.
+    pub fn check_langs(&self, langs: &[String]) -> Result<()> {
+        let needed = std::iter::once(TRAIN_LANG).chain(langs.iter().map(String::as_str));
+        match &self.backbone {
+            Backbone::Encoder { .. } => match &self.info.languages {
+                Some(known) => match needed.into_iter().find(|l| !known.iter().any(|k| k == l)) {
+                    Some(l) => Err(Error::Invalid(format!(
+                        "model {} has no language '{l}' (its languages: {})",
+                        self.info.path,
+                        known.join(", ")
+                    ))),
+                    None => Ok(()),
+                },
+                None => Ok(()),
+            },
+            Backbone::Stacked(s) => needed.into_iter().try_for_each(|l| input(s, l).map(|_| ())),
+        }
     }
 
     /// The device the trained variables live on.
@@ -360,6 +385,13 @@ mod tests {
         let en_bottom = en.model.encoder.forward_until(&ids, Some(&mask), "en", 1, false).unwrap();
         let fr_bottom = fr.model.encoder.forward_until(&ids, Some(&mask), "fr", 1, false).unwrap();
         let w = rotation(32, 5);
+        let read = |m: &LoadedModel| -> usize {
+            let vars = m.vs.variables().into_iter();
+            let read =
+                vars.filter(|(k, _)| k.starts_with("bert.embeddings.") || k.starts_with("bert.encoder.layer.0."));
+            read.map(|(_, v)| v.numel()).sum()
+        };
+        let read_params = read(&en) + read(&fr);
         let inputs = BTreeMap::from([
             ("en".to_string(), StackInput { source: 0, map: None, map_info: None }),
             ("fr".to_string(), StackInput { source: 1, map: Some(w.shallow_clone()), map_info: None }),
@@ -377,7 +409,11 @@ mod tests {
         // Only the fresh layers train; the encoders are frozen and counted as such.
         let report = tm.backbone.freeze(&tm.vs, &FreezePlan::default(), &["classifier."], &Compute::cpu()).unwrap();
         assert_eq!(report.trainable_tensors, tm.vs.variables().len());
-        assert!(report.frozen_params > report.trainable_params, "{report:?}");
+        // Frozen: the embeddings and layer 0 of both encoders (what layer 1 is computed from), not their layer 1.
+        assert_eq!(report.frozen_params, read_params, "{report:?}");
+        let e = tm.check_langs(&["de".to_string()]).unwrap_err().to_string();
+        assert!(e.contains("no language 'de'"), "{e}");
+        tm.check_langs(&["fr".to_string()]).unwrap();
         assert!(tm
             .vs
             .variables()

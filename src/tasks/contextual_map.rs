@@ -89,14 +89,16 @@ pub fn one_to_one(links: &[Link], src_kept: usize, tgt_kept: usize) -> Vec<Link>
         .collect()
 }
 
-/// Every layer's first-subword states of a batch of items (no dropout, no gradients).
+/// Every layer's first-subword states of a batch of items (no dropout, no gradients), and the batch's padded word
+/// count `w` (rows of the flattened `[batch · w, d]` states are `b · w + j`).
 /// # Shapes
-/// → `L + 1` × `[batch, words, d]` f32
-fn word_states(m: &LoadedModel, items: &[&WordItem], lang: &str, device: Device) -> Result<Vec<Tensor>> {
+/// → (`L + 1` × `[batch, w, d]` f64, w)
+fn word_states(m: &LoadedModel, items: &[&WordItem], lang: &str, device: Device) -> Result<(Vec<Tensor>, i64)> {
     let pad = m.tokenizer.specials().pad as i64;
     let batch = word_batch(items, pad, device);
     let out = tch::no_grad(|| m.model.encoder.forward(&batch.ids, Some(&batch.mask), lang, false))?;
-    Ok(out.hidden_states.iter().map(|h| gather_words(h, &batch.first).to_kind(Kind::Double)).collect())
+    let states = out.hidden_states.iter().map(|h| gather_words(h, &batch.first).to_kind(Kind::Double)).collect();
+    Ok((states, batch.words as i64))
 }
 
 /// Rows `flat[b · w + j]` for the listed (b, j).
@@ -146,29 +148,27 @@ pub fn contextual_maps(
     let zeros = || Tensor::zeros([d, d], (Kind::Double, device));
     let (mut cross, mut unit): (Vec<Tensor>, Vec<Tensor>) =
         ((0..layers).map(|_| zeros()).collect(), (0..layers).map(|_| zeros()).collect());
-    let (mut pairs, mut links) = (0usize, 0usize);
+    let (mut pairs, mut n_links) = (0usize, 0usize);
     let step = cfg.batch_sentences.max(1);
     for start in (0..en_sents.len()).step_by(step) {
         let range = start..(start + step).min(en_sents.len());
         let en_items = range.clone().map(|k| en_enc.encode(&en_words[k], en_len)).collect::<Result<Vec<_>>>()?;
         let x_items = range.clone().map(|k| x_enc.encode(&x_words[k], x_len)).collect::<Result<Vec<_>>>()?;
         let (en_refs, x_refs): (Vec<&WordItem>, Vec<&WordItem>) = (en_items.iter().collect(), x_items.iter().collect());
-        let en_w = en_refs.iter().map(|it| it.kept()).max().unwrap_or(0).max(1) as i64;
-        let x_w = x_refs.iter().map(|it| it.kept()).max().unwrap_or(0).max(1) as i64;
-        let (mut at_en, mut at_x) = (Vec::new(), Vec::new());
+        let mut linked = Vec::new(); // (b, en word, x word)
         for (b, k) in range.enumerate() {
-            links += aligned.symmetric[k].len();
-            for (e, f) in one_to_one(&aligned.symmetric[k], en_items[b].kept(), x_items[b].kept()) {
-                at_en.push(b as i64 * en_w + e as i64);
-                at_x.push(b as i64 * x_w + f as i64);
-            }
+            n_links += aligned.symmetric[k].len();
+            let kept = (en_items[b].kept(), x_items[b].kept());
+            linked.extend(one_to_one(&aligned.symmetric[k], kept.0, kept.1).into_iter().map(|(e, f)| (b, e, f)));
         }
-        if at_en.is_empty() {
+        if linked.is_empty() {
             continue;
         }
-        pairs += at_en.len();
-        let ys = word_states(en, &en_refs, EN, device)?;
-        let xs = word_states(x, &x_refs, lang, device)?;
+        pairs += linked.len();
+        let (ys, en_w) = word_states(en, &en_refs, EN, device)?;
+        let (xs, x_w) = word_states(x, &x_refs, lang, device)?;
+        let at_en: Vec<i64> = linked.iter().map(|&(b, e, _)| b as i64 * en_w + e as i64).collect();
+        let at_x: Vec<i64> = linked.iter().map(|&(b, _, f)| b as i64 * x_w + f as i64).collect();
         for i in 0..layers {
             let (y, xr) = (rows(&ys[i], &at_en), rows(&xs[i], &at_x)); // [p, d]
             cross[i] += y.tr().mm(&xr);
@@ -192,7 +192,7 @@ pub fn contextual_maps(
             Ok(LayerMap { w: w.to_kind(Kind::Float), cos_before, cos_after })
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(ContextualMaps { lang: lang.to_string(), layers, sentences: en_sents.len(), links, pairs })
+    Ok(ContextualMaps { lang: lang.to_string(), layers, sentences: en_sents.len(), links: n_links, pairs })
 }
 
 #[cfg(test)]

@@ -226,6 +226,7 @@ pub fn run_ner(
     progress: bool,
 ) -> Result<NerResult> {
     let started = Instant::now();
+    model.check_langs(langs)?;
     let max_len = cfg.max_len.min(model.backbone.max_positions());
     if max_len < 3 {
         return Err(Error::Invalid(format!("the model has {max_len} positions; NER inputs need at least 3")));

@@ -279,8 +279,9 @@ pub struct ParseResult {
     pub notes: Vec<String>,
 }
 
-/// Fine-tunes `loaded` on English UD and evaluates on the test treebanks of `langs` (see the module docs); the
-/// model's weights are consumed (fine-tuned in place). `compute.device` must be the model's device.
+/// Fine-tunes `model` (an encoder with the parser, or a stack on a frozen layer: [`TaskModel`]) on English UD and
+/// evaluates on the test treebanks of `langs` (see the module docs); the model's weights are consumed.
+/// `compute.device` must be the model's device.
 pub fn run_parse(
     model: TaskModel,
     data: &ParseData,
@@ -291,6 +292,7 @@ pub fn run_parse(
 ) -> Result<ParseResult> {
     let started = Instant::now();
     cfg.validate()?;
+    model.check_langs(langs)?;
     if let Some(l) = langs.iter().find(|l| !data.eval.contains_key(*l)) {
         return Err(Error::Invalid(format!("no test treebank of '{l}' was loaded")));
     }
