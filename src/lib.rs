@@ -29,6 +29,7 @@ pub mod script;
 pub mod tasks;
 pub mod text;
 pub mod train;
+pub mod wordvec;
 
 pub use error::{Error, Result};
 

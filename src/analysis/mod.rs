@@ -24,6 +24,7 @@ pub mod normalize;
 pub mod procrustes;
 pub mod scores;
 pub mod token_translation;
+pub mod word_retrieval;
 
 use crate::error::{Error, Result};
 use tch::{Kind, Tensor};

@@ -19,6 +19,7 @@ mod task_ner;
 mod task_parse;
 mod task_stack;
 mod train;
+mod wordvec;
 
 #[derive(Parser)]
 #[command(
@@ -59,6 +60,9 @@ enum Command {
     /// Fine-tuned tasks for zero-shot cross-lingual transfer: `task nli`.
     #[command(subcommand)]
     Task(task::TaskCommand),
+    /// Static word vectors (word2vec, fastText-style, GloVe) trained on a run's own corpora: `wordvec train`.
+    #[command(subcommand)]
+    Wordvec(wordvec::WordvecCommand),
     /// Print the crossling version, the linked libtorch and the devices it sees.
     Info,
 }
@@ -78,6 +82,7 @@ impl Cli {
         match self.command {
             Command::Data(cmd) => data::run(cmd),
             Command::Train(args) => train::run(args),
+            Command::Wordvec(cmd) => wordvec::run(cmd),
             Command::Anchors(args) => anchors::run(args),
             Command::Analyse(cmd) => analyse::run(cmd),
             Command::Bench(BenchCommand::Train(cmd)) => bench::run(cmd),

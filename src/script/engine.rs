@@ -104,6 +104,7 @@ pub fn build_engine(session: &Session) -> Engine {
     engine.register_global_module(env_fns.into());
 
     super::handles::register(&mut engine);
+    super::ns_wordvec::register(&mut engine);
     for (name, module) in super::namespaces(session) {
         engine.register_static_module(name, module.into());
     }

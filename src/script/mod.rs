@@ -22,6 +22,7 @@ pub mod ns_results;
 pub mod ns_task;
 pub mod ns_train;
 pub mod ns_words;
+pub mod ns_wordvec;
 pub mod provenance;
 pub mod record;
 pub mod render;
@@ -47,5 +48,6 @@ pub fn namespaces(session: &Session) -> Vec<(&'static str, rhai::Module)> {
         ("lang", ns_lang::module(session)),
         ("words", ns_words::module(session)),
         ("task", ns_task::module(session)),
+        ("wordvec", ns_wordvec::module(session)),
     ]
 }

@@ -34,6 +34,14 @@ pub struct ModelRequest {
     /// Seed instead of the run's `SEED` (e.g. `SEED + 1` for a second model of the same kind).
     #[serde(default)]
     pub seed: Option<u64>,
+    /// Training sentences per language instead of the scale's (Liu et al.'s data sizes).
+    #[serde(default)]
+    pub max_sentences: Option<usize>,
+    /// Context window: streams cut into segments of this many tokens instead of the scale's `seq_len`, with the
+    /// batch grown so that a step still sees the scale's tokens (`batch · seq_len / window`, rounded) — Liu et
+    /// al.'s 20-token context ablation on the same tokens.
+    #[serde(default)]
+    pub window: Option<usize>,
     /// Name in logs and provenance (default `PRESET-LANGS`, with `-sN` when `seed` is given).
     #[serde(default)]
     pub name: Option<String>,
@@ -50,6 +58,23 @@ impl ModelRequest {
         cfg.train.seed = self.seed.unwrap_or(seed);
         if let Some(steps) = self.steps {
             cfg.train.steps = steps;
+        }
+        if let Some(n) = self.max_sentences {
+            if n == 0 {
+                return Err(crate::error::Error::Invalid("max_sentences must be at least 1".into()));
+            }
+            cfg.corpus.max_sentences = Some(n);
+        }
+        if let Some(w) = self.window {
+            if w < 4 || w > cfg.train.seq_len {
+                return Err(crate::error::Error::Invalid(format!(
+                    "window {w}: expected 4 to {} tokens (the scale's stream length)",
+                    cfg.train.seq_len
+                )));
+            }
+            let tokens = cfg.train.batch_size * cfg.train.seq_len;
+            cfg.train.batch_size = ((tokens as f64 / w as f64).round() as usize).max(1);
+            cfg.train.seq_len = w;
         }
         cfg.validate()?;
         Ok(cfg)

@@ -1,5 +1,6 @@
 //! `words::` — word-level alignment of two models (Emerging §5.1, Figure 4): the monolingual alignment probe at
-//! the word level, for non-contextual vectors and for corpus-averaged contextual word vectors at every layer.
+//! the word level, for non-contextual vectors and for corpus-averaged contextual word vectors at every layer, and
+//! (`words::align_static`) for two sets of static word vectors, the fastText baseline of Figure 4a.
 //!
 //! ```rhai
 //! let r = words::align(en_model, fr_model, #{
@@ -24,6 +25,7 @@ use tch::Tensor;
 
 use super::engine::{at, rhai_err, Session};
 use super::handles::ModelRef;
+use super::ns_wordvec::StaticVectors;
 use crate::analysis::metrics::{index_dictionary, word_translation, IndexedDict};
 use crate::analysis::normalize::{apply as normalize, Normalization};
 use crate::analysis::procrustes::{apply_map, paired_rows, procrustes};
@@ -60,16 +62,46 @@ fn default_method() -> String {
     "csls".into()
 }
 
+/// What `words::align_static` computes: the same probe on two sets of static word vectors.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaticAlignSpec {
+    /// MUSE pair, source language first (`en-fr`).
+    pub dictionary: String,
+    #[serde(default = "default_norm")]
+    pub norm: String,
+    #[serde(default = "default_method")]
+    pub method: String,
+}
+
+/// The distinct `words` that have a vector in `v` (as a word: the vectors' own rows), and their rows.
+/// # Shapes
+/// → `[found, d]` f32
+fn static_rows<'a>(v: &StaticVectors, words: impl Iterator<Item = &'a str>) -> (Vec<String>, Tensor) {
+    let (mut found, mut rows) = (Vec::new(), Vec::new());
+    let mut seen = HashSet::new();
+    for w in words {
+        if let (true, Some(i)) = (seen.insert(w), v.vectors.index(w)) {
+            found.push(w.to_string());
+            rows.push(i as i64);
+        }
+    }
+    let all = v.vectors.to_tensor();
+    (found, all.index_select(0, &Tensor::from_slice(&rows)))
+}
+
 /// One side: its vocabulary, contextual vectors `[layers + 1, words, d]`, and the single-subword words with their
 /// embedding rows.
-struct Side {
-    words: Vec<String>,
-    contextual: Tensor,
+pub(super) struct Side {
+    pub words: Vec<String>,
+    pub contextual: Tensor,
     single: Vec<String>,
     embeddings: Tensor,
 }
 
-fn side(m: &LoadedModel, lang: &str, corpus: &[String], wanted: &HashSet<&str>) -> Result<Side> {
+/// One side of the probe: the dictionary words `wanted` found in `corpus` (as the model's tokenizer splits words),
+/// their corpus-averaged contextual vectors and the single-subword words' embedding rows.
+pub(super) fn side(m: &LoadedModel, lang: &str, corpus: &[String], wanted: &HashSet<&str>) -> Result<Side> {
     let mut texts: Vec<Tokenized> = Vec::new();
     let mut words: Vec<Vec<String>> = Vec::new();
     let max = m.config.max_positions;
@@ -89,7 +121,7 @@ fn side(m: &LoadedModel, lang: &str, corpus: &[String], wanted: &HashSet<&str>) 
         words.push(enc.words);
     }
     if seen.is_empty() {
-        return Err(Error::Invalid(format!("words::align: no dictionary word of '{lang}' occurs in its corpus")));
+        return Err(Error::Invalid(format!("no dictionary word of '{lang}' occurs in its corpus")));
     }
     let how = Extraction { device: m.device(), ..Extraction::cpu(Pooling::WordMean) };
     let (contextual, _counts) = corpus_averaged(&m.model, lang, &texts, &words, &seen, &how)?;
@@ -236,6 +268,37 @@ pub fn module(session: &Session) -> Module {
         f().map_err(|e| at(&ctx, e))
     });
     let s = session.clone();
+    m.set_native_fn(
+        "align_static",
+        move |ctx: NativeCallContext, src: StaticVectors, tgt: StaticVectors, spec: Map| {
+            let f = || -> Res<Dynamic> {
+                let spec: StaticAlignSpec = rhai::serde::from_dynamic(&Dynamic::from_map(spec))
+                    .map_err(|e| rhai_err(format!("words::align_static spec: {e}")))?;
+                let (catalog, roots) = &*s.data;
+                let (split, files) =
+                    crate::data::evalsets::muse_split(catalog, roots, &spec.dictionary).map_err(rhai_err)?;
+                s.note_data(&files);
+                let probe = Probe {
+                    train: pair_list(&split.train),
+                    test: pair_list(&split.test),
+                    norm: spec.norm.parse().map_err(rhai_err)?,
+                    method: Method::parse(&spec.method, 10, 30.0).map_err(rhai_err)?,
+                };
+                let (a_words, a) = static_rows(&src, probe.train.iter().chain(&probe.test).map(|p| p.0.as_str()));
+                let (b_words, b) = static_rows(&tgt, probe.train.iter().chain(&probe.test).map(|p| p.1.as_str()));
+                s.env.log.push(format!(
+                    "words::align_static {} → {}: {} / {} dictionary words have vectors",
+                    src.name,
+                    tgt.name,
+                    a_words.len(),
+                    b_words.len()
+                ));
+                Ok(result_map(probe.run(&a, &b, &a_words, &b_words).map_err(rhai_err)?))
+            };
+            f().map_err(|e| at(&ctx, e))
+        },
+    );
+    let s = session.clone();
     m.set_native_fn("corpus", move |ctx: NativeCallContext, model: ModelRef, lang: &str, n: i64| {
         let f = || -> Res<rhai::Array> {
             let lines = model_corpus(&model, lang, n.max(0) as usize).map_err(rhai_err)?;
@@ -248,7 +311,7 @@ pub fn module(session: &Session) -> Module {
 }
 
 /// The first `n` training sentences of `lang` of a model crossling trained (`corpora/LANG.train.txt` of its run).
-fn model_corpus(m: &ModelRef, lang: &str, n: usize) -> Result<Vec<String>> {
+pub(super) fn model_corpus(m: &ModelRef, lang: &str, n: usize) -> Result<Vec<String>> {
     let path = m.dir().join("corpora").join(format!("{lang}.train.txt"));
     if !path.is_file() {
         return Err(Error::Invalid(format!(
