@@ -30,8 +30,23 @@ fn every_kind_trains_on_a_run_folder_and_reads_back() {
         let out = tmp.path().join(out);
         let o = crossling(
             &[
-                "wordvec", "train", "--run", &run, "--kind", kind, "--unit", "word", "--langs", "en,fr", "--set",
-                "dim=16", "--set", "epochs=2", "--out", out.to_str().unwrap(), "--json",
+                "wordvec",
+                "train",
+                "--run",
+                &run,
+                "--kind",
+                kind,
+                "--unit",
+                "word",
+                "--langs",
+                "en,fr",
+                "--set",
+                "dim=16",
+                "--set",
+                "epochs=2",
+                "--out",
+                out.to_str().unwrap(),
+                "--json",
             ],
             None,
             tmp.path(),
@@ -43,7 +58,11 @@ fn every_kind_trains_on_a_run_folder_and_reads_back() {
         let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(report["sentences"], 800, "{kind}");
     }
-    assert!(std::fs::read_dir(tmp.path()).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().contains("scratch")));
+    assert!(std::fs::read_dir(tmp.path()).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .contains("scratch")));
 }
 
 #[test]
@@ -53,8 +72,14 @@ fn bad_settings_and_outputs_are_refused() {
     let run = tmp.path().display().to_string();
     let out = tmp.path().join("x.vec");
     let args = |kind: &'static str, set: &'static str, out: &str| {
-        crossling(&["wordvec", "train", "--run", &run, "--kind", kind, "--unit", "word", "--langs", "en", "--set", set,
-                    "--out", out], None, tmp.path())
+        crossling(
+            &[
+                "wordvec", "train", "--run", &run, "--kind", kind, "--unit", "word", "--langs", "en", "--set", set,
+                "--out", out,
+            ],
+            None,
+            tmp.path(),
+        )
     };
     let o = args("word2vec", "dimm=16", out.to_str().unwrap());
     assert!(!o.status.success() && text(&o).contains("dimm"), "{}", text(&o));
@@ -63,7 +88,23 @@ fn bad_settings_and_outputs_are_refused() {
     let o = args("word2vec", "dim=16", tmp.path().join("x.txt").to_str().unwrap());
     assert!(!o.status.success() && text(&o).contains(".vec or .safetensors"), "{}", text(&o));
     assert!(!out.exists(), "nothing written on refusal");
-    let o = crossling(&["wordvec", "train", "--run", &run, "--kind", "glove", "--unit", "word", "--langs", "de",
-                        "--out", out.to_str().unwrap()], None, tmp.path());
+    let o = crossling(
+        &[
+            "wordvec",
+            "train",
+            "--run",
+            &run,
+            "--kind",
+            "glove",
+            "--unit",
+            "word",
+            "--langs",
+            "de",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+        tmp.path(),
+    );
     assert!(!o.status.success() && text(&o).contains("de.train.txt"), "{}", text(&o));
 }

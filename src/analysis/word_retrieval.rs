@@ -47,8 +47,9 @@ pub fn mrr(src: &Tensor, cand: &Tensor, pairs: &[(i64, i64)]) -> Result<Retrieva
         let g_idx = Tensor::from_slice(&block.iter().map(|p| p.1).collect::<Vec<_>>());
         let sims = src.index_select(0, &s_idx).mm(&cand.tr()); // [b, n_cand]
         let gold = sims.gather(1, &g_idx.unsqueeze(1), false); // [b, 1]
-        let ranks = Vec::<i64>::try_from(sims.gt_tensor(&gold).sum_dim_intlist([1i64].as_slice(), false, Kind::Int64) + 1)
-            .map_err(|e| Error::Invalid(format!("word retrieval ranks: {e}")))?;
+        let ranks =
+            Vec::<i64>::try_from(sims.gt_tensor(&gold).sum_dim_intlist([1i64].as_slice(), false, Kind::Int64) + 1)
+                .map_err(|e| Error::Invalid(format!("word retrieval ranks: {e}")))?;
         rr += ranks.iter().map(|&r| 1.0 / r as f64).sum::<f64>();
         top1 += ranks.iter().filter(|&&r| r == 1).count();
     }

@@ -24,7 +24,10 @@
 //! - **word retrieval** (Liu et al. 2020, §3.1.1): MRR / P@1 of the MUSE `src-tgt` pairs in the joint space, no
 //!   mapping, every target-language word a candidate ([`crossling::analysis::word_retrieval::mrr`]);
 //! - **BLI after Procrustes**: an orthogonal map fitted on the in-vocabulary pairs of MUSE's train split (source
-//!   ranks 0–5000), MRR / P@1 on its test split (5000–6500) against the same candidates.
+//!   ranks 0–5000), MRR / P@1 on its test split (5000–6500) against the same candidates;
+//! - **neighbour overlap**: the share of the top-10 cosine neighbours (among the source-language words) of the
+//!   1,000 most frequent source-language words that two models have in common — crossling against gensim beside
+//!   gensim against itself in its other mode, i.e. the run-to-run variation.
 //!
 //! Pairs whose source and target are the same string are left out of both dictionary measures (in a joint
 //! vocabulary they are one word, trivially retrieved).
@@ -132,7 +135,9 @@ fn read_lang(catalog: &Catalog, roots: &DataRoots, lang: &str, cap: usize) -> Re
         for file in m.files.iter().filter(|f| f.is_data() && file_lang(m, f) == Some(lang)) {
             for doc in file_documents(m, file, roots)? {
                 for para in doc?.paragraphs {
-                    if paragraphs_are_sentences(m.format) && !seen.insert(crossling::text::corpus::fnv1a(0, para.as_bytes())) {
+                    if paragraphs_are_sentences(m.format)
+                        && !seen.insert(crossling::text::corpus::fnv1a(0, para.as_bytes()))
+                    {
                         continue;
                     }
                     let sentences =
@@ -190,7 +195,8 @@ fn heldout_loss(m: &Model, dim: usize, sentences: &[Vec<u32>], window: usize, no
     for s in sentences {
         for (i, &centre) in s.iter().enumerate() {
             let out = row(&m.output, centre);
-            for (j, &context) in s.iter().enumerate().take((i + window + 1).min(s.len())).skip(i.saturating_sub(window)) {
+            for (j, &context) in s.iter().enumerate().take((i + window + 1).min(s.len())).skip(i.saturating_sub(window))
+            {
                 if j == i {
                     continue;
                 }
@@ -232,6 +238,28 @@ fn gather(m: &Model, ids: &[u32], dim: usize) -> Tensor {
     Tensor::from_slice(&v).view([ids.len() as i64, dim as i64])
 }
 
+/// The `k` nearest neighbours (by cosine, itself excluded) of the first `n` words of `pool` among all of `pool`.
+/// # Shapes
+/// → `[n, k]` indices into `pool`
+fn neighbours(m: &Model, pool: &[u32], n: usize, k: i64, dim: usize) -> Result<Vec<Vec<i64>>> {
+    let p = unit_rows(&gather(m, pool, dim));
+    let n = n.min(pool.len()) as i64;
+    let sims = p.narrow(0, 0, n).mm(&p.tr()); // [n, |pool|]
+    let diag = Tensor::arange(n, (tch::Kind::Int64, tch::Device::Cpu));
+    let sims = sims.index_put(&[Some(diag.shallow_clone()), Some(diag)], &Tensor::from(f32::NEG_INFINITY), false);
+    let (_, idx) = sims.topk(k, 1, true, true);
+    Ok(Vec::<Vec<i64>>::try_from(idx)?)
+}
+
+/// Mean share of top-k neighbours that two models have in common.
+fn overlap(a: &[Vec<i64>], b: &[Vec<i64>]) -> f64 {
+    let per_word = a.iter().zip(b).map(|(x, y)| {
+        let y: HashSet<&i64> = y.iter().collect();
+        x.iter().filter(|v| y.contains(v)).count() as f64 / x.len().max(1) as f64
+    });
+    per_word.sum::<f64>() / a.len().max(1) as f64
+}
+
 /// Joint-space retrieval and Procrustes BLI of one model.
 fn retrieval(m: &Model, r: &Retrieval, dim: usize) -> Result<Value> {
     let (src, cand) = (gather(m, r.src_words, dim), gather(m, r.cand_words, dim));
@@ -247,6 +275,10 @@ fn retrieval(m: &Model, r: &Retrieval, dim: usize) -> Result<Value> {
         "procrustes_test_pairs": bli.pairs, "candidates": joint.candidates,
     }))
 }
+
+/// Most frequent source-language words whose neighbour lists are compared, and the neighbours per word.
+const NN_WORDS: usize = 1000;
+const NN_K: i64 = 10;
 
 pub fn run(a: BenchWord2vecArgs) -> Result<()> {
     let arch = match a.arch.as_str() {
@@ -355,11 +387,8 @@ pub fn run(a: BenchWord2vecArgs) -> Result<()> {
     let our_cpu = cpu_seconds() - cpu0;
     let r = &ours.report;
     let vocab_words = corpus.vocab.words();
-    let mut models = vec![Model {
-        name: "crossling".into(),
-        input: ours.input().to_dense(),
-        output: ours.output().to_dense(),
-    }];
+    let mut models =
+        vec![Model { name: "crossling".into(), input: ours.input().to_dense(), output: ours.output().to_dense() }];
     let mut sides = vec![json!({
         "name": "crossling", "seconds": r.seconds, "cpu_seconds": our_cpu, "raw_words": r.raw_words,
         "effective_words": r.effective_words, "words_per_s": r.words_per_s,
@@ -460,12 +489,20 @@ pub fn run(a: BenchWord2vecArgs) -> Result<()> {
         );
     }
     let mut quality = Vec::new();
+    let mut nn = Vec::new();
     for m in &models {
         let loss = heldout_loss(m, a.dim, &held, a.window, &noise, a.negative);
         let mut q = retrieval(m, &ret, a.dim)?;
         q["name"] = json!(m.name);
         q["heldout_loss"] = json!(loss);
         quality.push(q);
+        nn.push(neighbours(m, &src_words, NN_WORDS, NN_K, a.dim)?);
+    }
+    let mut overlaps = Vec::new();
+    for i in 0..models.len() {
+        for j in i + 1..models.len() {
+            overlaps.push(json!({ "a": models[i].name, "b": models[j].name, "overlap": overlap(&nn[i], &nn[j]) }));
+        }
     }
     let report = json!({
         "bench": "word2vec", "arch": a.arch, "dim": a.dim, "window": a.window, "negative": a.negative,
@@ -473,7 +510,8 @@ pub fn run(a: BenchWord2vecArgs) -> Result<()> {
         "threads": threads, "seed": a.seed, "langs": a.langs, "tokens_read": lang_tokens,
         "sentences": corpus.n_sentences(), "tokens": corpus.n_tokens(), "vocab": corpus.vocab.len(),
         "heldout_sentences": held.len(), "heldout_tokens": held_tokens, "read_seconds": read_seconds,
-        "runs": sides, "quality": quality,
+        "runs": sides, "quality": quality, "neighbour_overlap": overlaps,
+        "neighbour_overlap_words": NN_WORDS.min(src_words.len()), "neighbour_overlap_k": NN_K,
     });
     if a.keep {
         say(format!("kept {}", dir.display()));
@@ -538,6 +576,16 @@ fn print_text(r: &Value) {
         println!(
             "  (joint: {} MUSE pairs, {} candidates; Procrustes: fitted on {} train pairs, scored on {} test pairs)",
             q["joint_pairs"], q["candidates"], q["procrustes_train_pairs"], q["procrustes_test_pairs"]
+        );
+    }
+    for o in r["neighbour_overlap"].as_array().into_iter().flatten() {
+        println!(
+            "  top-{} neighbours of the {} most frequent source words shared by {} and {}: {:.1}%",
+            r["neighbour_overlap_k"],
+            r["neighbour_overlap_words"],
+            o["a"].as_str().unwrap_or("?"),
+            o["b"].as_str().unwrap_or("?"),
+            100.0 * f(&o["overlap"])
         );
     }
 }

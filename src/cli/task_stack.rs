@@ -65,6 +65,7 @@ impl StackArgs {
     }
 
     /// The model a run fine-tunes: `main` itself, or the stack on it with the data files its maps read.
+    #[allow(clippy::too_many_arguments)] // the run's settings, each from a different source
     pub fn task_model(
         &self,
         main: LoadedModel,

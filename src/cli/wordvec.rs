@@ -67,9 +67,11 @@ pub fn run(cmd: WordvecCommand) -> Result<()> {
     let config = settings(&a.settings)?;
     let langs: Vec<String> = match &a.langs {
         Some(l) => l.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
-        None => crossling::train::run::RunConfig::load(&a.run.join("run.toml"))
-            .with_context(|| format!("{} is not a run folder (no readable run.toml)", a.run.display()))?
-            .languages,
+        None => {
+            crossling::train::run::RunConfig::load(&a.run.join("run.toml"))
+                .with_context(|| format!("{} is not a run folder (no readable run.toml)", a.run.display()))?
+                .languages
+        }
     };
     let min_count = a.min_count.unwrap_or(if unit == Unit::Word { 5 } else { 1 });
     let started = std::time::Instant::now();

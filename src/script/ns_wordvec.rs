@@ -173,7 +173,10 @@ fn retrieval(s: &Session, reps: &[Dynamic], spec: &MrrSpec) -> Result<Vec<Map>> 
             let cov = |x: super::ns_words::Side| Covered { words: x.words, stack: x.contextual };
             sides.push((m.name.clone(), "model", cov(a), cov(b)));
         } else {
-            return Err(Error::Invalid(format!("wordvec::mrr: {} is neither a model nor static vectors", rep.type_name())));
+            return Err(Error::Invalid(format!(
+                "wordvec::mrr: {} is neither a model nor static vectors",
+                rep.type_name()
+            )));
         }
     }
     if sides.is_empty() {
@@ -183,10 +186,8 @@ fn retrieval(s: &Session, reps: &[Dynamic], spec: &MrrSpec) -> Result<Vec<Map>> 
     let tgt_words = common(sides.iter().map(|x| &x.3).collect());
     let src_index: HashMap<&str, i64> = src_words.iter().enumerate().map(|(i, w)| (w.as_str(), i as i64)).collect();
     let tgt_index: HashMap<&str, i64> = tgt_words.iter().enumerate().map(|(i, w)| (w.as_str(), i as i64)).collect();
-    let pairs: Vec<(i64, i64)> = dict
-        .iter()
-        .filter_map(|p| Some((*src_index.get(p.src.as_str())?, *tgt_index.get(p.tgt.as_str())?)))
-        .collect();
+    let pairs: Vec<(i64, i64)> =
+        dict.iter().filter_map(|p| Some((*src_index.get(p.src.as_str())?, *tgt_index.get(p.tgt.as_str())?))).collect();
     s.env.log.push(format!(
         "wordvec::mrr {dictionary}: {} pairs, {} source words, {} candidates covered by all {} representations",
         pairs.len(),
@@ -208,7 +209,9 @@ fn retrieval(s: &Session, reps: &[Dynamic], spec: &MrrSpec) -> Result<Vec<Map>> 
             .map(|l| if pairs.is_empty() { Ok(None) } else { mrr(&x.get(l), &y.get(l), &pairs).map(Some) })
             .collect::<Result<_>>()?;
         let values = |f: fn(&Retrieval) -> f64| -> Dynamic {
-            Dynamic::from_array(scores.iter().map(|r| r.as_ref().map_or(Dynamic::UNIT, |r| Dynamic::from_float(f(r)))).collect())
+            Dynamic::from_array(
+                scores.iter().map(|r| r.as_ref().map_or(Dynamic::UNIT, |r| Dynamic::from_float(f(r)))).collect(),
+            )
         };
         let mut m = Map::new();
         m.insert("name".into(), name.clone().into());

@@ -320,7 +320,7 @@ impl Counter {
     }
 
     fn spill(&mut self) -> Result<()> {
-        let path = self.scratch.file(&format!("run-{:05}.bin", self.runs.len() + self.stats.merge_passes as usize))?;
+        let path = self.scratch.file(&format!("run-{:05}.bin", self.stats.spills))?;
         let mut w = RunWriter::create(&path)?;
         for &(k, c) in &self.buf {
             w.push(k, c)?;
@@ -338,7 +338,9 @@ impl Counter {
         sort_and_sum(&mut self.buf);
         // Keep at most MERGE_FAN_IN − 2 runs for the final merge (beside the dense table and the buffer).
         while self.runs.len() > MERGE_FAN_IN - 2 {
-            let group: Vec<Run> = self.runs.drain(..MERGE_FAN_IN).collect();
+            // Merge just enough runs (at most MERGE_FAN_IN) to come down to MERGE_FAN_IN − 2.
+            let take = (self.runs.len() - (MERGE_FAN_IN - 2) + 1).min(MERGE_FAN_IN);
+            let group: Vec<Run> = self.runs.drain(..take).collect();
             self.stats.merge_passes += 1;
             let path = self.scratch.file(&format!("merge-{:05}.bin", self.stats.merge_passes))?;
             let mut w = RunWriter::create(&path)?;
@@ -652,7 +654,7 @@ mod tests {
 
     #[test]
     fn a_tiny_memory_cap_spills_and_gives_exactly_the_same_counts() {
-        let c = random_corpus(1500, 300, 7);
+        let c = random_corpus(800, 300, 7);
         let dir = tempfile::tempdir().unwrap();
         for config in [cfg(5, true, true), cfg(3, false, false)] {
             let full = count(&c, &config, dir.path(), false).unwrap();
@@ -675,8 +677,25 @@ mod tests {
                 assert_eq!(other.stats.increments, full.stats.increments);
             }
             assert!(full.records.windows(2).all(|w| (w[0].i, w[0].j) < (w[1].i, w[1].j)), "sorted, distinct");
-            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "spill folders removed");
         }
+        // Run counts around the fan-in of the merge: one final merge, or intermediate merges first.
+        let small = random_corpus(60, 60, 8);
+        let config = cfg(5, true, true);
+        let reference = count(&small, &config, dir.path(), false).unwrap();
+        let mut spills = Vec::new();
+        for cap in (16..).step_by(2) {
+            let x = count_with_budget(&small, &config, 0, cap, dir.path(), false).unwrap();
+            assert_eq!(x.records, reference.records, "sparse capacity {cap}: {:?}", x.stats);
+            spills.push(x.stats.spills);
+            if x.stats.spills + 8 < MERGE_FAN_IN as u64 {
+                break;
+            }
+        }
+        let fan = MERGE_FAN_IN as u64;
+        for (lo, hi) in [(fan - 5, fan - 2), (fan - 1, fan + 1), (fan + 2, 2 * fan)] {
+            assert!(spills.iter().any(|s| (lo..=hi).contains(s)), "no run count in {lo}..={hi}: {spills:?}");
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "spill folders removed");
     }
 
     #[test]

@@ -29,8 +29,8 @@ use serde::{Deserialize, Serialize};
 
 use super::corpus::Corpus;
 use super::sampling::{
-    axpy, has_avx2, train_epochs, Matrix, NegativeSampling, NoiseSampler, Schedule, Shared, SigmoidTable,
-    TrainReport, Worker,
+    axpy, has_avx2, train_epochs, Matrix, NegativeSampling, NoiseSampler, Schedule, Shared, SigmoidTable, TrainReport,
+    Worker,
 };
 use super::vectors::WordVectors;
 use crate::error::{Error, Result};
@@ -341,7 +341,8 @@ impl FastText {
     pub fn load(path: &Path) -> Result<FastText> {
         let meta = read_metadata(path)?;
         let get = |k: &str| {
-            meta.get(k).ok_or_else(|| Error::format_file(path, format!("no `{k}` in the metadata (not a fastText model)")))
+            meta.get(k)
+                .ok_or_else(|| Error::format_file(path, format!("no `{k}` in the metadata (not a fastText model)")))
         };
         let words: Vec<String> = get("words")?.split('\n').map(String::from).collect();
         let config: FastTextConfig = serde_json::from_str(get("config")?)
@@ -385,17 +386,17 @@ impl Kernel<'_> {
             // SAFETY: `avx2` is set only when the CPU has AVX2.
             return unsafe { self.sentence_avx2(s, w, hidden, grad) };
         }
-        self.skip_gram(s, w, hidden, grad)
+        self.skip_gram::<false>(s, w, hidden, grad)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn sentence_avx2(&self, s: &[u32], w: &mut Worker, hidden: &mut [f32], grad: &mut [f32]) {
-        self.skip_gram(s, w, hidden, grad)
+        self.skip_gram::<true>(s, w, hidden, grad)
     }
 
     #[inline(always)]
-    fn skip_gram(&self, s: &[u32], w: &mut Worker, hidden: &mut [f32], grad: &mut [f32]) {
+    fn skip_gram<const AVX2: bool>(&self, s: &[u32], w: &mut Worker, hidden: &mut [f32], grad: &mut [f32]) {
         let mut loss = 0f32;
         for (i, &centre) in s.iter().enumerate() {
             let rows = &self.rows[self.offsets[centre as usize]..self.offsets[centre as usize + 1]];
@@ -414,7 +415,7 @@ impl Kernel<'_> {
                 hidden.iter_mut().for_each(|v| *v *= inv);
                 grad.fill(0.0);
                 // SAFETY: hidden and grad are scratch rows of the output's stride; `context` is a vocabulary id.
-                loss += unsafe { self.ns.step(hidden, grad, self.output, context, w.alpha, &mut w.rng) };
+                loss += unsafe { self.ns.step::<AVX2>(hidden, grad, self.output, context, w.alpha, &mut w.rng) };
                 w.pairs += 1;
                 for &r in rows {
                     // SAFETY: as above.

@@ -9,8 +9,8 @@
 //! - [`train`]: one entry point for every kind; [`zoo`]: the cache of vectors trained on a cached MLM run.
 pub mod cooccur;
 pub mod corpus;
-pub mod glove;
 pub mod fasttext;
+pub mod glove;
 pub mod sampling;
 pub mod train;
 pub mod training_text;

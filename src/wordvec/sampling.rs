@@ -98,10 +98,7 @@ pub fn keep_probabilities(counts: &[u64], sample: f64) -> Vec<f64> {
         return vec![1.0; counts.len()];
     }
     let t = sample * total as f64;
-    counts
-        .iter()
-        .map(|&c| if c == 0 { 1.0 } else { ((c as f64 / t).sqrt() + 1.0) * t / c as f64 }.min(1.0))
-        .collect()
+    counts.iter().map(|&c| if c == 0 { 1.0 } else { ((c as f64 / t).sqrt() + 1.0) * t / c as f64 }.min(1.0)).collect()
 }
 
 /// Sub-sampling as integer thresholds: a token of word `w` is kept when a uniform `u32` is `<= threshold[w]`
@@ -376,20 +373,75 @@ impl Shared {
 }
 
 /// `a · b` over equal-length slices whose length is a multiple of [`LANES`] (padded rows), summed in a fixed
-/// order (16 lane accumulators, then a fixed tree), so the result does not depend on the vector width.
+/// order (two 8-lane accumulators, then a fixed tree), so the result does not depend on the vector width.
 #[inline(always)]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; LANES];
+    let (mut lo, mut hi) = ([0f32; 8], [0f32; 8]);
     for (x, y) in a.chunks_exact(LANES).zip(b.chunks_exact(LANES)) {
-        for k in 0..LANES {
-            acc[k] += x[k] * y[k];
+        let (x, y) = (&x[..LANES], &y[..LANES]);
+        for k in 0..8 {
+            lo[k] += x[k] * y[k];
+            hi[k] += x[k + 8] * y[k + 8];
         }
     }
     let mut h = [0f32; 8];
     for k in 0..8 {
-        h[k] = acc[k] + acc[k + 8];
+        h[k] = lo[k] + hi[k];
     }
-    ((h[0] + h[4]) + (h[1] + h[5])) + ((h[2] + h[6]) + (h[3] + h[7]))
+    let q = [h[0] + h[4], h[1] + h[5], h[2] + h[6], h[3] + h[7]];
+    (q[0] + q[2]) + (q[1] + q[3])
+}
+
+/// [`dot`] with AVX2 intrinsics: the same lanes, products and sums in the same order, so the same result.
+///
+/// # Safety
+/// The CPU has AVX2; `a` and `b` have equal lengths, multiples of [`LANES`].
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+pub unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
+    use std::arch::x86_64::*;
+    let n = a.len().min(b.len()) / LANES * LANES;
+    let (pa, pb) = (a.as_ptr(), b.as_ptr());
+    let (mut lo, mut hi) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+    let mut i = 0;
+    while i < n {
+        lo = _mm256_add_ps(lo, _mm256_mul_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i))));
+        hi = _mm256_add_ps(hi, _mm256_mul_ps(_mm256_loadu_ps(pa.add(i + 8)), _mm256_loadu_ps(pb.add(i + 8))));
+        i += LANES;
+    }
+    let h = _mm256_add_ps(lo, hi);
+    let q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps::<1>(h)); // [h0+h4, h1+h5, h2+h6, h3+h7]
+    let s = _mm_add_ps(q, _mm_movehl_ps(q, q)); // [q0+q2, q1+q3, …]
+    _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps::<0b01>(s, s)))
+}
+
+/// [`dot`], through [`dot_avx2`] when `AVX2` (the caller guarantees the CPU has it).
+#[inline(always)]
+pub fn dot_with<const AVX2: bool>(a: &[f32], b: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if AVX2 {
+        debug_assert!(a.len() == b.len() && a.len() % LANES == 0);
+        // SAFETY: AVX2 is only set by kernels that checked the CPU; rows are padded to LANES.
+        return unsafe { dot_avx2(a, b) };
+    }
+    dot(a, b)
+}
+
+/// Asks the CPU to start loading the cache lines of row `r` of `m` (a hint: no effect on results).
+#[inline(always)]
+pub fn prefetch_row(m: Shared, r: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = m.ptr.wrapping_add(r * m.stride) as *const i8;
+        for line in 0..m.stride / LANES {
+            // SAFETY: prefetching is a hint and never faults, even on an invalid address.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(line * 64)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (m, r);
 }
 
 /// `y += a · x`.
@@ -416,7 +468,7 @@ impl NegativeSampling<'_> {
     /// `hidden` and `grad` are padded rows (`output.stride()` floats) that are not rows of `output`; `target`
     /// and every noise word are rows of `output`.
     #[inline(always)]
-    pub unsafe fn step(
+    pub unsafe fn step<const AVX2: bool>(
         &self,
         hidden: &[f32],
         grad: &mut [f32],
@@ -425,26 +477,52 @@ impl NegativeSampling<'_> {
         alpha: f32,
         rng: &mut Rng,
     ) -> f32 {
-        let mut loss = 0.0;
-        for d in 0..=self.negative {
-            let (word, label) = if d == 0 {
-                (target, 1.0)
-            } else {
-                let w = self.noise.sample(rng.next_u64());
-                if w == target {
-                    continue;
-                }
-                (w, 0.0)
-            };
-            let out = output.row(word as usize);
-            let f = dot(hidden, out);
-            let (err, l) = self.sigmoid.gradient(f, label);
-            loss += l;
-            let g = err * alpha;
-            for ((e, o), h) in grad.iter_mut().zip(out.iter_mut()).zip(hidden) {
-                *e += g * *o;
-                *o += g * h;
+        // Noise words are drawn in batches whose rows are prefetched before any is used (random rows of a large
+        // output matrix are cache misses; issued together they overlap). Same draws, same order as one by one.
+        const BATCH: usize = 16;
+        let (mut loss, mut left, mut first) = (0.0, self.negative, true);
+        let mut batch = [0u32; BATCH];
+        loop {
+            let n = left.min(BATCH);
+            for b in batch.iter_mut().take(n) {
+                *b = self.noise.sample(rng.next_u64());
+                prefetch_row(output, *b as usize);
             }
+            if first {
+                // The positive word, while the noise rows load.
+                loss += self.update::<AVX2>(hidden, grad, output, target, 1.0, alpha);
+                first = false;
+            }
+            for &word in batch.iter().take(n) {
+                if word != target {
+                    loss += self.update::<AVX2>(hidden, grad, output, word, 0.0, alpha);
+                }
+            }
+            left -= n;
+            if left == 0 {
+                return loss;
+            }
+        }
+    }
+
+    /// One output row: `g = α · (label − σ(h·v'))`, `grad += g · v'`, `v' += g · h`; returns the loss.
+    #[inline(always)]
+    unsafe fn update<const AVX2: bool>(
+        &self,
+        hidden: &[f32],
+        grad: &mut [f32],
+        output: Shared,
+        word: u32,
+        label: f32,
+        alpha: f32,
+    ) -> f32 {
+        let out = output.row(word as usize);
+        let f = dot_with::<AVX2>(hidden, out);
+        let (err, loss) = self.sigmoid.gradient(f, label);
+        let g = err * alpha;
+        for ((e, o), h) in grad.iter_mut().zip(out.iter_mut()).zip(hidden) {
+            *e += g * *o;
+            *o += g * h;
         }
         loss
     }
@@ -715,5 +793,8 @@ mod tests {
         let b: Vec<f32> = (0..32).map(|i| (i as f32 * 0.11).cos()).collect();
         let naive: f64 = a.iter().zip(&b).map(|(x, y)| *x as f64 * *y as f64).sum();
         assert!((dot(&a, &b) as f64 - naive).abs() < 1e-5);
+        if has_avx2() {
+            assert_eq!(unsafe { dot_avx2(&a, &b) }.to_bits(), dot(&a, &b).to_bits());
+        }
     }
 }

@@ -28,7 +28,9 @@ impl std::str::FromStr for StaticKind {
             "word2vec" => Ok(StaticKind::Word2vec),
             "fasttext" => Ok(StaticKind::Fasttext),
             "glove" => Ok(StaticKind::Glove),
-            other => Err(Error::Invalid(format!("unknown static model '{other}': expected word2vec, fasttext or glove"))),
+            other => {
+                Err(Error::Invalid(format!("unknown static model '{other}': expected word2vec, fasttext or glove")))
+            }
         }
     }
 }

@@ -177,7 +177,8 @@ impl WordVectors {
             .ok_or_else(|| Error::format_file(path, "no `words` entry in the metadata (expected the vocabulary)"))?;
         let t = crate::analysis::arrays::read_safetensors(path, Some("vectors"))?;
         let size = t.size();
-        let words: Vec<String> = if words.is_empty() { Vec::new() } else { words.split('\n').map(String::from).collect() };
+        let words: Vec<String> =
+            if words.is_empty() { Vec::new() } else { words.split('\n').map(String::from).collect() };
         if size.len() != 2 || size[0] as usize != words.len() {
             return Err(Error::format_file(
                 path,
@@ -186,7 +187,8 @@ impl WordVectors {
         }
         let data = Vec::<f32>::try_from(t.to_kind(tch::Kind::Float).contiguous().view([-1]))
             .map_err(|e| Error::format_file(path, e.to_string()))?;
-        let mut v = WordVectors::new(words, size[1] as usize, data).map_err(|e| Error::format_file(path, e.to_string()))?;
+        let mut v =
+            WordVectors::new(words, size[1] as usize, data).map_err(|e| Error::format_file(path, e.to_string()))?;
         v.metadata = meta;
         Ok(v)
     }

@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 
 use super::corpus::Corpus;
 use super::sampling::{
-    axpy, has_avx2, train_epochs, Matrix, NegativeSampling, NoiseSampler, Schedule, Shared, SigmoidTable,
-    TrainReport, Worker,
+    axpy, has_avx2, train_epochs, Matrix, NegativeSampling, NoiseSampler, Schedule, Shared, SigmoidTable, TrainReport,
+    Worker,
 };
 use super::vectors::WordVectors;
 use crate::error::{Error, Result};
@@ -230,26 +230,26 @@ impl Kernel<'_> {
             // SAFETY: `avx2` is set only when the CPU has AVX2.
             return unsafe { self.sentence_avx2(s, w, neu1, neu1e) };
         }
-        self.sentence_generic(s, w, neu1, neu1e)
+        self.sentence_generic::<false>(s, w, neu1, neu1e)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn sentence_avx2(&self, s: &[u32], w: &mut Worker, neu1: &mut [f32], neu1e: &mut [f32]) {
-        self.sentence_generic(s, w, neu1, neu1e)
+        self.sentence_generic::<true>(s, w, neu1, neu1e)
     }
 
     #[inline(always)]
-    fn sentence_generic(&self, s: &[u32], w: &mut Worker, neu1: &mut [f32], neu1e: &mut [f32]) {
+    fn sentence_generic<const AVX2: bool>(&self, s: &[u32], w: &mut Worker, neu1: &mut [f32], neu1e: &mut [f32]) {
         if self.cbow {
-            self.cbow(s, w, neu1, neu1e)
+            self.cbow::<AVX2>(s, w, neu1, neu1e)
         } else {
-            self.skip_gram(s, w, neu1e)
+            self.skip_gram::<AVX2>(s, w, neu1e)
         }
     }
 
     #[inline(always)]
-    fn skip_gram(&self, s: &[u32], w: &mut Worker, neu1e: &mut [f32]) {
+    fn skip_gram<const AVX2: bool>(&self, s: &[u32], w: &mut Worker, neu1e: &mut [f32]) {
         let mut loss = 0f32;
         for (i, &centre) in s.iter().enumerate() {
             let b = self.window - w.rng.below(self.window); // in [1, window]
@@ -262,7 +262,7 @@ impl Kernel<'_> {
                 unsafe {
                     let input = self.syn0.row(context as usize);
                     neu1e.fill(0.0);
-                    loss += self.ns.step(input, neu1e, self.syn1, centre, w.alpha, &mut w.rng);
+                    loss += self.ns.step::<AVX2>(input, neu1e, self.syn1, centre, w.alpha, &mut w.rng);
                     axpy(1.0, neu1e, input);
                 }
                 w.pairs += 1;
@@ -272,7 +272,7 @@ impl Kernel<'_> {
     }
 
     #[inline(always)]
-    fn cbow(&self, s: &[u32], w: &mut Worker, neu1: &mut [f32], neu1e: &mut [f32]) {
+    fn cbow<const AVX2: bool>(&self, s: &[u32], w: &mut Worker, neu1: &mut [f32], neu1e: &mut [f32]) {
         let mut loss = 0f32;
         for (i, &centre) in s.iter().enumerate() {
             let b = self.window - w.rng.below(self.window);
@@ -292,7 +292,7 @@ impl Kernel<'_> {
             neu1.iter_mut().for_each(|v| *v *= inv);
             neu1e.fill(0.0);
             // SAFETY: neu1 and neu1e are scratch rows of the matrices' stride, not rows of syn1.
-            loss += unsafe { self.ns.step(neu1, neu1e, self.syn1, centre, w.alpha, &mut w.rng) };
+            loss += unsafe { self.ns.step::<AVX2>(neu1, neu1e, self.syn1, centre, w.alpha, &mut w.rng) };
             w.pairs += 1;
             for (j, &context) in s.iter().enumerate().take(hi).skip(lo) {
                 if j != i {
