@@ -10,8 +10,9 @@
 set -euo pipefail
 
 TORCH_VERSION="2.13.0"   # must match the libtorch that the tch crate in Cargo.toml expects
-# Reference implementations that the tests and benchmarks compare against (Hugging Face interop, CKA, CSLS).
-PY_TOOLS=("numpy==2.4.6" "transformers==5.23.0" "safetensors==0.8.0")
+# Reference implementations that the tests and benchmarks compare against (Hugging Face interop, CKA, CSLS,
+# gensim's word2vec for `bench word2vec`).
+PY_TOOLS=("numpy==2.4.6" "transformers==5.23.0" "safetensors==0.8.0" "gensim==4.4.0")
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VENV="$ROOT/.venv"
 

@@ -20,9 +20,6 @@ use crossling::train::{Compute, Precision};
 use serde_json::{json, Value};
 use tch::{Device, Kind};
 
-#[path = "bench_word2vec.rs"]
-mod bench_word2vec;
-
 #[derive(Subcommand)]
 pub enum BenchCommand {
     /// Training tokens/s of crossling vs PyTorch eager (same model, batch, threads), FLOP/s vs a measured peak.
@@ -30,7 +27,7 @@ pub enum BenchCommand {
     /// NLI fine-tuning pairs/s of crossling's task head vs the same head in PyTorch (same model, batches, threads).
     Finetune(super::bench_finetune::BenchFinetuneArgs),
     /// word2vec training words/s and quality of crossling vs gensim (same sentences, settings and threads).
-    Word2vec(bench_word2vec::BenchWord2vecArgs),
+    Word2vec(super::bench_word2vec::BenchWord2vecArgs),
 }
 
 #[derive(Args)]
@@ -76,7 +73,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Train(args) => train(args),
         BenchCommand::Finetune(args) => super::bench_finetune::run(args),
-        BenchCommand::Word2vec(args) => bench_word2vec::run(args),
+        BenchCommand::Word2vec(args) => super::bench_word2vec::run(args),
     }
 }
 

@@ -9,6 +9,7 @@ mod bench;
 mod bench_analysis;
 mod bench_features;
 mod bench_finetune;
+mod bench_word2vec;
 mod data;
 mod export;
 mod features;

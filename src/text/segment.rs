@@ -28,9 +28,13 @@ pub fn words(text: &str, lang: &str) -> Vec<String> {
             out.push(raw.to_string());
             continue;
         }
+        // Capped: `…` ends a word's trailing run but not its leading one, so `"…` must not count its `"` twice.
         let trail = chars.iter().rev().take_while(|c| c.is_ascii_punctuation() || is_quote(**c) || **c == '…').count();
+        let trail = trail.min(chars.len() - lead);
         out.extend(chars[..lead].iter().map(|c| c.to_string()));
-        out.push(chars[lead..chars.len() - trail].iter().collect());
+        if lead + trail < chars.len() {
+            out.push(chars[lead..chars.len() - trail].iter().collect());
+        }
         out.extend(chars[chars.len() - trail..].iter().map(|c| c.to_string()));
     }
     out
@@ -63,5 +67,6 @@ mod tests {
     fn splits_punctuation_off_words() {
         assert_eq!(words("«Bonjour,» dit-il.", "fr"), ["«", "Bonjour", ",", "»", "dit-il", "."]);
         assert_eq!(words("...", "en"), ["..."]);
+        assert_eq!(words("\"… «…» x…", "fr"), ["\"", "…", "«", "…", "»", "x", "…"]);
     }
 }

@@ -89,7 +89,7 @@ impl FastTextConfig {
         if self.dim == 0 || self.window == 0 || self.epochs == 0 || self.threads == 0 || self.negative == 0 {
             return bad("dim, window, negative, epochs and threads must be at least 1");
         }
-        if !(self.sample >= 0.0) || !(self.alpha >= 0.0) || !(self.min_alpha >= 0.0) {
+        if [self.sample, self.alpha, self.min_alpha].iter().any(|v| v.is_nan() || *v < 0.0) {
             return bad("sample, alpha and min_alpha must be non-negative numbers");
         }
         if self.max_n > 0 && (self.min_n == 0 || self.min_n > self.max_n || self.bucket == 0) {

@@ -138,7 +138,7 @@ impl NoiseSampler {
     pub fn new(counts: &[u64], power: f64) -> Result<NoiseSampler> {
         let weights: Vec<f64> = counts.iter().map(|&c| if c == 0 { 0.0 } else { (c as f64).powf(power) }).collect();
         let total: f64 = weights.iter().sum();
-        if counts.is_empty() || !(total > 0.0) || counts.len() > u32::MAX as usize {
+        if counts.is_empty() || total.is_nan() || total <= 0.0 || counts.len() > u32::MAX as usize {
             return Err(Error::Invalid(format!(
                 "negative sampling needs 1 to 2^32 - 1 words with positive counts (got {} words)",
                 counts.len()

@@ -95,7 +95,7 @@ impl Word2VecConfig {
         if self.negative == 0 {
             return bad("negative must be at least 1 (only negative sampling is implemented)");
         }
-        if !(self.sample >= 0.0) || !(self.alpha >= 0.0) || !(self.min_alpha >= 0.0) {
+        if [self.sample, self.alpha, self.min_alpha].iter().any(|v| v.is_nan() || *v < 0.0) {
             return bad("sample, alpha and min_alpha must be non-negative numbers");
         }
         Ok(())
