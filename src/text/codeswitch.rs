@@ -26,6 +26,7 @@ impl SplitMix64 {
         SplitMix64 { state: seed }
     }
 
+    #[inline]
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;

@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::error::{Error, Result};
+use crate::text::codeswitch::SplitMix64;
 use crate::wordvec::corpus::Corpus;
 
 /// Sigmoid arguments beyond ±`MAX_EXP` saturate (`word2vec.c`'s `MAX_EXP`).
@@ -204,27 +205,24 @@ fn to_threshold(p: f64) -> u32 {
     (p.clamp(0.0, 1.0) * 4_294_967_296.0).min(u32::MAX as f64) as u32
 }
 
-/// SplitMix64 (Steele, Lea & Flood 2014), inlined into the hot loops; one generator per training thread.
+/// The crate's SplitMix64 (Steele, Lea & Flood 2014), seeded per stream and inlined into the hot loops; one
+/// generator per training thread.
 #[derive(Debug, Clone)]
 pub struct Rng {
-    state: u64,
+    inner: SplitMix64,
 }
 
 impl Rng {
     /// A generator for stream `stream` of `seed` (e.g. one per epoch and thread), decorrelated by mixing.
     pub fn new(seed: u64, stream: u64) -> Rng {
-        let mut r = Rng { state: seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03) };
-        r.next_u64();
-        Rng { state: r.next_u64() }
+        let mut mix = SplitMix64::new(seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03));
+        mix.next_u64();
+        Rng { inner: SplitMix64::new(mix.next_u64()) }
     }
 
     #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.inner.next_u64()
     }
 
     /// Uniform in `0..n` by multiply-shift of 32 random bits (bias below `n / 2³²`).
