@@ -81,13 +81,13 @@ fn static_rows<'a>(v: &StaticVectors, words: impl Iterator<Item = &'a str>) -> (
     let (mut found, mut rows) = (Vec::new(), Vec::new());
     let mut seen = HashSet::new();
     for w in words {
-        if let (true, Some(i)) = (seen.insert(w), v.vectors.index(w)) {
+        if let (true, Some(row)) = (seen.insert(w), v.vectors.get(w)) {
             found.push(w.to_string());
-            rows.push(i as i64);
+            rows.extend_from_slice(row);
         }
     }
-    let all = v.vectors.to_tensor();
-    (found, all.index_select(0, &Tensor::from_slice(&rows)))
+    let t = Tensor::from_slice(&rows).view([found.len() as i64, v.vectors.dim() as i64]);
+    (found, t)
 }
 
 /// One side: its vocabulary, contextual vectors `[layers + 1, words, d]`, and the single-subword words with their

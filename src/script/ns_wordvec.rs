@@ -44,17 +44,17 @@ type Res<T> = std::result::Result<T, Box<rhai::EvalAltResult>>;
 pub struct StaticVectors {
     pub name: String,
     pub vectors: Arc<WordVectors>,
-    pub unit: Unit,
-    /// The source run's tokenizer (subword unit).
+    /// The source run's tokenizer when the vectors are of its subword tokens (a word is then the mean of its
+    /// subwords' vectors); `None` for word vectors.
     pub tokenizer: Option<Arc<CrossTokenizer>>,
 }
 
 impl StaticVectors {
     /// The vector of `word` in `lang`, if it has one.
     fn vector(&self, word: &str, lang: &str) -> Result<Option<Vec<f32>>> {
-        match (&self.tokenizer, self.unit) {
-            (Some(tok), Unit::Subword) => subword_mean(&self.vectors, tok, word, lang),
-            _ => Ok(self.vectors.get(word).map(<[f32]>::to_vec)),
+        match &self.tokenizer {
+            Some(tok) => subword_mean(&self.vectors, tok, word, lang),
+            None => Ok(self.vectors.get(word).map(<[f32]>::to_vec)),
         }
     }
 }
@@ -119,7 +119,7 @@ fn train(s: &Session, model: &ModelRef, spec: TrainSpec) -> Result<StaticVectors
         Unit::Subword => Some(Arc::new(CrossTokenizer::load(&cached.dir.join("tokenizer"))?)),
         Unit::Word => None,
     };
-    Ok(StaticVectors { name, vectors: Arc::new(c.vectors), unit, tokenizer })
+    Ok(StaticVectors { name, vectors: Arc::new(c.vectors), tokenizer })
 }
 
 /// A representation's vectors of the wanted words it covers: words and `[layers, words, d]`.
