@@ -254,3 +254,54 @@ fn stacked_parsing_reads_a_target_language_through_its_own_model_and_map() {
         assert!(text(&o).contains(want), "{args:?}: {}", text(&o));
     }
 }
+
+#[test]
+fn frozen_nli_reads_a_model_or_static_vectors_of_its_tokens() {
+    let Some(data) = mirror() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let ckpt = checkpoint(tmp.path(), &data);
+    let c = ckpt.to_str().unwrap();
+    let cache = tmp.path().join("cache");
+    let run = |args: &[&str]| {
+        let mut all = vec!["task", "nli-frozen", "--model", c, "--scale", "smoke"];
+        all.extend_from_slice(args);
+        crossling(&all, Some(&data), &cache)
+    };
+    let o = run(&["--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+    assert_eq!((r["task"].as_str(), r["representation"]["kind"].as_str()), (Some("nli_frozen"), Some("model")));
+    assert_eq!(r["representation"]["layers"].as_u64(), Some(3), "embedding output + 2 layers");
+    assert_eq!(r["layer_weights"].as_array().unwrap().len(), 3);
+    assert_eq!((r["train_pairs"].as_u64(), r["dev_pairs"].as_u64()), (Some(300), Some(100)));
+    let xnli = r["xnli"].as_object().unwrap();
+    assert_eq!(xnli.keys().collect::<Vec<_>>(), ["en", "fr"], "default: the model's XNLI languages");
+    assert!(xnli.values().all(|a| in_unit(&a["accuracy"]) && a.get("token_coverage").is_none()), "{r}");
+
+    // Static vectors of the checkpoint's tokens, all but the specials and one token.
+    let tok = CrossTokenizer::load(&ckpt.join("tokenizer")).unwrap();
+    let mut vec = format!("{} 8\n", tok.vocab_size() - 6);
+    for id in 5..tok.vocab_size() as u32 - 1 {
+        let row: Vec<String> = (0..8).map(|k| format!("{:.3}", ((id * 7 + k) % 11) as f32 / 11.0 - 0.5)).collect();
+        vec.push_str(&format!("{} {}\n", tok.id_to_token(id).unwrap(), row.join(" ")));
+    }
+    let vectors = tmp.path().join("v.vec");
+    std::fs::write(&vectors, vec).unwrap();
+    let o = run(&["--vectors", vectors.to_str().unwrap(), "--langs", "fr", "--max-train", "64", "--batch", "8"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("(static, 1 layer(s) × 8)") && out.contains("8 steps"), "{out}");
+    assert!(out.contains("XNLI dev fr: 0.") && out.contains("% of tokens with a vector"), "{out}");
+
+    let refusals: [(&[&str], &str); 4] = [
+        (&["--langs", "de"], "has no language 'de' (its languages: en, fr)"),
+        (&["--langs", "fr,xx"], "no XNLI dev set for language 'xx'"),
+        (&["--epochs", "0"], "epochs"),
+        (&["--vectors", "/nonexistent.vec"], "nonexistent.vec"),
+    ];
+    for (args, want) in refusals {
+        let o = run(args);
+        assert!(!o.status.success(), "{args:?} should fail");
+        assert!(text(&o).contains(want), "{args:?}: {}", text(&o));
+    }
+}

@@ -16,6 +16,7 @@ mod features;
 mod figure;
 mod info;
 mod task;
+mod task_frozen;
 mod task_ner;
 mod task_parse;
 mod task_stack;
@@ -58,7 +59,7 @@ enum Command {
     Run(figure::ScriptArgs),
     /// Re-render figures from their JSON records alone (no recomputation).
     Plot(figure::PlotArgs),
-    /// Fine-tuned tasks for zero-shot cross-lingual transfer: `task nli`.
+    /// Tasks for zero-shot cross-lingual transfer: `task nli | ner | parse | nli-frozen`.
     #[command(subcommand)]
     Task(task::TaskCommand),
     /// Static word vectors (word2vec, fastText-style, GloVe) trained on a run's own corpora: `wordvec train`.

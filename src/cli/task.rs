@@ -24,6 +24,9 @@ pub enum TaskCommand {
     /// Zero-shot dependency parsing: a biaffine parser fine-tuned on English UD (best state by English dev LAS),
     /// UAS / LAS on the GSD test set of each language.
     Parse(super::task_parse::ParseArgs),
+    /// Zero-shot NLI with one classifier (BiLSTM-max + MLP) trained on English MNLI on top of a frozen
+    /// representation: the model's layers, or static vectors of its tokens (--vectors); XNLI dev accuracy per language.
+    NliFrozen(super::task_frozen::FrozenNliArgs),
 }
 
 /// The options every fine-tuned task shares.
@@ -128,6 +131,7 @@ pub fn run(cmd: TaskCommand) -> Result<()> {
         TaskCommand::Nli(a) => nli(a),
         TaskCommand::Ner(a) => super::task_ner::ner(a),
         TaskCommand::Parse(a) => super::task_parse::parse(a),
+        TaskCommand::NliFrozen(a) => super::task_frozen::nli_frozen(a),
     }
 }
 
@@ -170,7 +174,8 @@ fn nli(args: NliArgs) -> Result<()> {
     let a = &args.common;
     let (compute, catalog) = (Compute::resolve(&a.device, Precision::Auto)?, load_catalog()?);
     let xnli_langs = xnli_languages(&catalog)?;
-    let (m, langs) = open_model(a, compute, "XNLI", &xnli_langs, |m| default_langs(m, &xnli_langs))?;
+    let (m, langs) =
+        open_model(&a.model, a.langs.as_deref(), compute, "XNLI", &xnli_langs, |m| default_langs(m, &xnli_langs))?;
     check_setup(&m, &langs, &xnli_langs, &cfg)?;
     let data = load_nli_data(&catalog, &DataRoots::from_env(), &langs)?;
     let r = run_nli(m, &data, &langs, &cfg, compute, !a.json)?;
@@ -182,26 +187,26 @@ pub(super) fn load_catalog() -> Result<Catalog> {
     Catalog::load_default().context("loading data manifests")
 }
 
-/// Opens `--model` on the compute device (printing its load notes) and resolves the evaluation languages:
-/// `--langs`, else `default(model)`; an error when that leaves none of the `known` languages of `dataset`.
+/// Opens `model` on the compute device (printing its load notes) and resolves the evaluation languages:
+/// `langs` (the `--langs` text), else `default(model)`; an error when that leaves none of the `known` languages of `dataset`.
 pub(super) fn open_model(
-    a: &FinetuneArgs,
+    model: &std::path::Path,
+    langs: Option<&str>,
     compute: Compute,
     dataset: &str,
     known: &[String],
     default: impl Fn(&LoadedModel) -> Vec<String>,
 ) -> Result<(LoadedModel, Vec<String>)> {
-    let m =
-        LoadedModel::open(&a.model, compute.device).with_context(|| format!("loading model {}", a.model.display()))?;
+    let m = LoadedModel::open(model, compute.device).with_context(|| format!("loading model {}", model.display()))?;
     for note in &m.notes {
         eprintln!("note: {note}");
     }
-    let langs = match &a.langs {
+    let langs = match langs {
         Some(t) => parse_langs(t)?,
         None => default(&m),
     };
     if langs.is_empty() {
-        bail!("model {} has none of the {dataset} languages ({})", a.model.display(), known.join(", "));
+        bail!("model {} has none of the {dataset} languages ({})", model.display(), known.join(", "));
     }
     Ok((m, langs))
 }

@@ -39,7 +39,7 @@ pub fn ner(args: NerArgs) -> Result<()> {
     let (compute, catalog) = (Compute::resolve(&a.device, Precision::Auto)?, load_catalog()?);
     let panx_langs = panx_languages(&catalog)?;
     let targets: Vec<String> = args.stack.target_dirs()?.into_keys().collect();
-    let (m, langs) = open_model(a, compute, "PAN-X", &panx_langs, |m| {
+    let (m, langs) = open_model(&a.model, a.langs.as_deref(), compute, "PAN-X", &panx_langs, |m| {
         if targets.is_empty() {
             default_langs(m, &panx_langs)
         } else {

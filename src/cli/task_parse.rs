@@ -50,20 +50,13 @@ pub fn parse(args: ParseArgs) -> Result<()> {
     let (compute, catalog) = (Compute::resolve(&a.device, Precision::Auto)?, load_catalog()?);
     let known: Vec<String> = parse_languages().iter().map(|l| l.to_string()).collect();
     let targets: Vec<String> = args.stack.target_dirs()?.into_keys().collect();
-    let (m, langs) =
-        open_model(
-            a,
-            compute,
-            "parsing",
-            &known,
-            |m| {
-                if targets.is_empty() {
-                    default_langs(m)
-                } else {
-                    targets.clone()
-                }
-            },
-        )?;
+    let (m, langs) = open_model(&a.model, a.langs.as_deref(), compute, "parsing", &known, |m| {
+        if targets.is_empty() {
+            default_langs(m)
+        } else {
+            targets.clone()
+        }
+    })?;
     check_setup(&m, &args.stack.own_langs(&langs)?, &cfg)?;
     for t in &targets {
         eval_treebank(t)?;

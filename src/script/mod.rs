@@ -8,7 +8,8 @@
 //! - [`handles`]: the opaque `Model` and `Features` types.
 //! - Namespaces: [`ns_results`] (`results::`), [`ns_data`] (`data::`), [`ns_train`] (`train::`, `model::`),
 //!   [`ns_features`] (`features::`), [`ns_cka`] (`cka::`), [`ns_align`] (`align::`, `retrieve::`),
-//!   [`ns_lang`] (`lang::`), [`ns_words`] (`words::`).
+//!   [`ns_lang`] (`lang::`), [`ns_words`] (`words::`), [`ns_task`] (`task::`; [`ns_task_frozen`] its `frozen_nli`),
+//!   [`ns_wordvec`] (`wordvec::`).
 pub mod charts;
 pub mod engine;
 pub mod env;
@@ -20,6 +21,7 @@ pub mod ns_features;
 pub mod ns_lang;
 pub mod ns_results;
 pub mod ns_task;
+pub mod ns_task_frozen;
 pub mod ns_train;
 pub mod ns_words;
 pub mod ns_wordvec;

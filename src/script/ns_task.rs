@@ -16,6 +16,8 @@
 //! ```rhai
 //! let r = task::run("parse", mono_en, #{ langs: ["fr"], stack_layer: 2, targets: #{ fr: mono_fr } });
 //! ```
+//! `task::frozen_nli(rep, opts)` trains one classifier on a frozen representation — static vectors or a model —
+//! instead of fine-tuning (Liu et al. 2020 §3.1.2; see [`super::ns_task_frozen`]).
 //! Results are cached in `$CROSSLING_MODELS/tasks/` by the model's weights and every resolved setting, so figures
 //! that share runs (table1 and fig3) fine-tune once. Scores are fractions: XNLI accuracy (`nli`), PAN-X span F1 (`ner`), LAS (`parse`, with UAS in `result`). The
 //! data files read go into the figure's provenance.
@@ -38,10 +40,13 @@ use crate::tasks::parse_transfer::{load_parse_data, run_parse};
 use crate::train::step::{Compute, Precision};
 
 type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
-type JsonMap = serde_json::Map<String, serde_json::Value>;
+pub(super) type JsonMap = serde_json::Map<String, serde_json::Value>;
 
 /// The preset of `scale` with `overrides` applied field by field (unknown fields are errors).
-fn configured<T: serde::Serialize + serde::de::DeserializeOwned>(preset: T, overrides: &JsonMap) -> Result<T> {
+pub(super) fn configured<T: serde::Serialize + serde::de::DeserializeOwned>(
+    preset: T,
+    overrides: &JsonMap,
+) -> Result<T> {
     let mut v = serde_json::to_value(preset).map_err(|e| Error::Invalid(e.to_string()))?;
     if let Some(obj) = v.as_object_mut() {
         for (k, val) in overrides {
@@ -57,7 +62,7 @@ fn json_of(map: &Map) -> Res<serde_json::Value> {
 }
 
 /// Splits a script options map into the evaluation languages, the training data (NER) and config overrides.
-fn options(opts: &Map) -> Result<(Option<Vec<String>>, Option<String>, JsonMap)> {
+pub(super) fn options(opts: &Map) -> Result<(Option<Vec<String>>, Option<String>, JsonMap)> {
     let json = json_of(opts).map_err(|e| Error::Invalid(format!("task options: {e}")))?;
     let mut map = json.as_object().cloned().unwrap_or_default();
     let langs = match map.remove("langs") {
@@ -150,9 +155,20 @@ const TASK_CACHE_FORMAT: u32 = 1;
 /// Where a task result is cached: `MODELS/tasks/TASK-KEY.json`, KEY = sha256 of the cache format, the model's kind
 /// and weights sha256, the task, its resolved config, languages and training data.
 fn cache_file(session: &Session, loaded: &LoadedModel, task: &str, what: &serde_json::Value) -> std::path::PathBuf {
+    let identity = format!("{}\n{}", loaded.source.kind.name(), loaded.source.weights_sha256);
+    task_cache_file(session, &identity, task, what)
+}
+
+/// `MODELS/tasks/TASK-KEY.json`, KEY = sha256 of the cache format, what the task read (`identity`), the task and
+/// `what` (its resolved settings).
+pub(super) fn task_cache_file(
+    session: &Session,
+    identity: &str,
+    task: &str,
+    what: &serde_json::Value,
+) -> std::path::PathBuf {
     use sha2::{Digest, Sha256};
-    let key =
-        format!("{TASK_CACHE_FORMAT}\n{}\n{}\n{task}\n{what}", loaded.source.kind.name(), loaded.source.weights_sha256);
+    let key = format!("{TASK_CACHE_FORMAT}\n{identity}\n{task}\n{what}");
     let hash = hex::encode(Sha256::digest(key.as_bytes()));
     session.env.models_dir.join("tasks").join(format!("{task}-{}.json", &hash[..16]))
 }
@@ -295,15 +311,15 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
     Ok(run)
 }
 
-fn json<T: serde::Serialize>(v: &T) -> Result<serde_json::Value> {
+pub(super) fn json<T: serde::Serialize>(v: &T) -> Result<serde_json::Value> {
     serde_json::to_value(v).map_err(|e| Error::Invalid(format!("task result: {e}")))
 }
 
-fn scores_line(scores: &std::collections::BTreeMap<String, f64>) -> String {
+pub(super) fn scores_line(scores: &std::collections::BTreeMap<String, f64>) -> String {
     scores.iter().map(|(l, s)| format!("{l} {s:.4}")).collect::<Vec<_>>().join(", ")
 }
 
-fn to_dynamic<T: serde::Serialize>(v: &T) -> Res<Dynamic> {
+pub(super) fn to_dynamic<T: serde::Serialize>(v: &T) -> Res<Dynamic> {
     rhai::serde::to_dynamic(v)
 }
 
@@ -314,6 +330,14 @@ pub fn module(session: &Session) -> Module {
     m.set_native_fn("run", move |ctx: NativeCallContext, task: &str, model: ModelRef, opts: Map| {
         let f = || -> Res<Dynamic> {
             let r = run_task(&s, task, &model, &opts, &JsonMap::new()).map_err(rhai_err)?;
+            to_dynamic(&serde_json::json!({ "en_dev": r.en_dev, "scores": r.scores, "result": r.result }))
+        };
+        f().map_err(|e| at(&ctx, e))
+    });
+    let s = session.clone();
+    m.set_native_fn("frozen_nli", move |ctx: NativeCallContext, rep: Dynamic, opts: Map| {
+        let f = || -> Res<Dynamic> {
+            let r = super::ns_task_frozen::run(&s, rep, &opts).map_err(rhai_err)?;
             to_dynamic(&serde_json::json!({ "en_dev": r.en_dev, "scores": r.scores, "result": r.result }))
         };
         f().map_err(|e| at(&ctx, e))

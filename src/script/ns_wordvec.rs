@@ -43,6 +43,8 @@ type Res<T> = std::result::Result<T, Box<rhai::EvalAltResult>>;
 #[derive(Clone)]
 pub struct StaticVectors {
     pub name: String,
+    /// The cache key of the vectors ([`crate::wordvec::zoo::cache_key`]): what trained them, on what.
+    pub key: String,
     pub vectors: Arc<WordVectors>,
     /// The source run's tokenizer when the vectors are of its subword tokens (a word is then the mean of its
     /// subwords' vectors); `None` for word vectors.
@@ -119,7 +121,7 @@ fn train(s: &Session, model: &ModelRef, spec: TrainSpec) -> Result<StaticVectors
         Unit::Subword => Some(Arc::new(CrossTokenizer::load(&cached.dir.join("tokenizer"))?)),
         Unit::Word => None,
     };
-    Ok(StaticVectors { name, vectors: Arc::new(c.vectors), tokenizer })
+    Ok(StaticVectors { name, key: c.key, vectors: Arc::new(c.vectors), tokenizer })
 }
 
 /// A representation's vectors of the wanted words it covers: words and `[layers, words, d]`.

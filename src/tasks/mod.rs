@@ -6,6 +6,9 @@
 //!   snapshot, loss-curve summary.
 //! - [`nli`]: the NLI classifier on `[CLS]` and its fine-tuning with best-epoch selection on English dev accuracy.
 //! - [`nli_transfer`]: zero-shot XNLI — MNLI train / seeded dev split, pair encoding, accuracy per XNLI language.
+//! - [`frozen_nli`]: one NLI classifier (BiLSTM-max, InferSent's pair features, an MLP) on frozen static vectors
+//!   or a frozen encoder's layers (Liu et al. 2020 §3.1.2).
+//! - [`frozen_nli_transfer`]: zero-shot XNLI with it — per-sentence encoding, token coverage of static vectors.
 //! - [`grid`]: a batch × learning-rate grid ranked by English dev, reporting the mean of the best two.
 //! - [`ner`]: the BIO tagger on first subwords and its fine-tuning with best-span-F1 selection.
 //! - [`ner_transfer`]: zero-shot NER — PAN-X (or CoNLL-2003) English training, span F1 on PAN-X dev per language.
@@ -31,6 +34,8 @@ pub mod aligned_stack;
 pub mod backbone;
 pub mod contextual_map;
 pub mod finetune;
+pub mod frozen_nli;
+pub mod frozen_nli_transfer;
 pub mod grid;
 pub mod ner;
 pub mod ner_metrics;

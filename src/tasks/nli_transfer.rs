@@ -212,18 +212,22 @@ pub fn encode_examples(
     Ok((items, cut))
 }
 
-/// Splits `n` MNLI pairs with the seed: `(train, dev)` indices, dev = `dev_size` pairs, train = the rest capped at
+/// Splits `n` MNLI pairs with `seed`: `(train, dev)` indices, dev = `dev_size` pairs, train = the rest capped at
 /// `max_train`.
-pub fn split_train_dev(n: usize, cfg: &NliConfig) -> Result<(Vec<usize>, Vec<usize>)> {
-    if n <= cfg.dev_size {
+pub fn split_train_dev(
+    n: usize,
+    dev_size: usize,
+    max_train: Option<usize>,
+    seed: u64,
+) -> Result<(Vec<usize>, Vec<usize>)> {
+    if n <= dev_size {
         return Err(Error::Invalid(format!(
-            "MNLI has {n} pairs, not enough to hold out a dev set of {} and train on the rest",
-            cfg.dev_size
+            "MNLI has {n} pairs, not enough to hold out a dev set of {dev_size} and train on the rest"
         )));
     }
-    let order = permutation(n, mix(cfg.seed, SPLIT, 0));
-    let (dev, rest) = order.split_at(cfg.dev_size);
-    let train = rest[..cfg.max_train.unwrap_or(rest.len()).min(rest.len())].to_vec();
+    let order = permutation(n, mix(seed, SPLIT, 0));
+    let (dev, rest) = order.split_at(dev_size);
+    let train = rest[..max_train.unwrap_or(rest.len()).min(rest.len())].to_vec();
     Ok((train, dev.to_vec()))
 }
 
@@ -340,7 +344,7 @@ pub fn run_nli(
     if max_len < 3 {
         return Err(Error::Invalid(format!("the model has {max_len} positions; NLI pairs need at least 3")));
     }
-    let (train_idx, dev_idx) = split_train_dev(data.mnli.len(), cfg)?;
+    let (train_idx, dev_idx) = split_train_dev(data.mnli.len(), cfg.dev_size, cfg.max_train, cfg.seed)?;
     let tok = &loaded.tokenizer;
     let pick = |idx: &[usize]| idx.iter().map(|&i| &data.mnli[i]).collect::<Vec<_>>();
     let (train, truncated_train) = encode_examples(tok, &pick(&train_idx), TRAIN_LANG, max_len, "MNLI train")?;
@@ -504,13 +508,11 @@ mod tests {
 
     #[test]
     fn the_split_is_seeded_and_disjoint() {
-        let cfg = NliConfig { dev_size: 10, max_train: Some(30), ..NliConfig::default() };
-        let (train, dev) = split_train_dev(100, &cfg).unwrap();
+        let (train, dev) = split_train_dev(100, 10, Some(30), 5).unwrap();
         assert_eq!((train.len(), dev.len()), (30, 10));
         assert!(train.iter().all(|i| !dev.contains(i)));
-        assert_eq!(split_train_dev(100, &cfg).unwrap(), (train, dev.clone()));
-        let other = NliConfig { seed: 9, ..cfg.clone() };
-        assert_ne!(split_train_dev(100, &other).unwrap().1, dev);
-        assert!(split_train_dev(10, &cfg).unwrap_err().to_string().contains("not enough"));
+        assert_eq!(split_train_dev(100, 10, Some(30), 5).unwrap(), (train, dev.clone()));
+        assert_ne!(split_train_dev(100, 10, Some(30), 9).unwrap().1, dev);
+        assert!(split_train_dev(10, 10, Some(30), 5).unwrap_err().to_string().contains("not enough"));
     }
 }
