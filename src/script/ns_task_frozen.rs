@@ -25,6 +25,8 @@ use crate::tasks::nli_transfer::{default_langs, load_nli_data, xnli_languages};
 use crate::train::step::{Compute, Precision};
 
 const TASK: &str = "nli_frozen";
+/// Revision of the classifier's implementation in the cache key; bump when it changes what a run computes.
+const FROZEN_NLI_REVISION: u32 = 2;
 
 /// The representation of a script value, with what identifies it for the cache.
 fn representation(session: &Session, rep: Dynamic, device: tch::Device) -> Result<(Frozen, RepresentationInfo)> {
@@ -92,7 +94,8 @@ pub fn run(session: &Session, rep: Dynamic, opts: &Map) -> Result<GridRun> {
             return Err(Error::Invalid(format!("{} does not read '{l}' (it reads {})", info.name, own.join(", "))));
         }
     }
-    let what = serde_json::json!({ "config": json(&cfg)?, "langs": langs, "device": session.env.device });
+    let what = serde_json::json!({ "config": json(&cfg)?, "langs": langs, "device": session.env.device,
+                                   "revision": FROZEN_NLI_REVISION });
     let cache = task_cache_file(session, &info.source, TASK, &what);
     let label = format!("task::frozen_nli on {}", info.name);
     if !session.env.fresh {

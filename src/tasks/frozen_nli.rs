@@ -9,7 +9,7 @@
 //! ```text
 //! x_t     = γ Σ_l softmax(w)_l · LN(h_{l,t})            frozen features of token t at layer l (a static model
 //!                                                       has one layer); LN without parameters; w, γ learned
-//! →h_t, ←h_t = forward / backward LSTM over x_1..x_n   (each direction `lstm_hidden` wide; the backward one
+//! →h_t, ←h_t = forward / backward LSTM over x_1..x_n   ([`super::lstm`], each direction `lstm_hidden` wide; the backward one
 //!                                                       reads each sentence reversed within its own length)
 //! u       = max_t [→h_t ; ←h_t]                         BiLSTM-max over the sentence's tokens
 //! f       = [u ; v ; |u − v| ; u ⊙ v]                  u: premise, v: hypothesis
@@ -25,11 +25,12 @@
 //! Presets ([`FrozenNliConfig::preset`]): `paper` InferSent's widths (2 × 2048 LSTM, 512 MLP) on all of MNLI for
 //! 5 epochs; `cpu` 2 × 128 and 256 on 20,000 pairs for 3 epochs; `smoke` 2 × 16 and 32 on 300 pairs, 1 epoch.
 use serde::{Deserialize, Serialize};
-use tch::nn::{self, Module, RNN};
+use tch::nn::{self, Module};
 use tch::{Device, Kind, Tensor};
 
 use super::finetune::HEAD_INIT;
 use super::finetune::{accuracy, mix, train_with_selection, EpochPlan, LrSchedule, OptimSettings, TrainOutcome};
+use super::lstm::Lstm;
 use crate::error::{Error, Result};
 use crate::features::batch::{length_batches, padded};
 use crate::model::{LoadedModel, ModelTokenizer};
@@ -245,8 +246,8 @@ pub struct PairClassifier {
     /// Scalar-mix logits `w` `[layers]` and scale `γ` `[1]`.
     pub mix_logits: Tensor,
     pub mix_scale: Tensor,
-    forward_lstm: nn::LSTM,
-    backward_lstm: nn::LSTM,
+    forward_lstm: Lstm,
+    backward_lstm: Lstm,
     hidden: nn::Linear,
     out: nn::Linear,
     dropout: f64,
@@ -256,12 +257,11 @@ impl PairClassifier {
     /// A classifier under `p` for `layers` feature layers of width `dim`.
     pub fn new(p: &nn::Path, layers: usize, dim: usize, cfg: &FrozenNliConfig) -> Self {
         let h = cfg.lstm_hidden as i64;
-        let rnn = nn::RNNConfig { batch_first: true, ..Default::default() };
         PairClassifier {
             mix_logits: p.zeros("mix_logits", &[layers as i64]),
             mix_scale: p.ones("mix_scale", &[1]),
-            forward_lstm: nn::lstm(p / "lstm_fwd", dim as i64, h, rnn),
-            backward_lstm: nn::lstm(p / "lstm_bwd", dim as i64, h, rnn),
+            forward_lstm: Lstm::new(&(p / "lstm_fwd"), dim as i64, h),
+            backward_lstm: Lstm::new(&(p / "lstm_bwd"), dim as i64, h),
             hidden: nn::linear(p / "mlp", 8 * h, cfg.mlp_hidden as i64, Default::default()),
             out: nn::linear(p / "out", cfg.mlp_hidden as i64, CLASSES as i64, Default::default()),
             dropout: cfg.dropout,
@@ -291,8 +291,8 @@ impl PairClassifier {
             rev.extend((0..seq).map(|t| if t < n { n - 1 - t } else { t }));
         }
         let rev = Tensor::from_slice(&rev).view([batch, seq, 1]).to_device(device);
-        let (fwd, _) = self.forward_lstm.seq(&x);
-        let (bwd_rev, _) = self.backward_lstm.seq(&x.gather(1, &rev.expand([batch, seq, d], false), false));
+        let fwd = self.forward_lstm.forward(&x);
+        let bwd_rev = self.backward_lstm.forward(&x.gather(1, &rev.expand([batch, seq, d], false), false));
         let h = bwd_rev.size()[2];
         let bwd = bwd_rev.gather(1, &rev.expand([batch, seq, h], false), false);
         let both = Tensor::cat(&[fwd, bwd], 2); // [batch, seq, 2h]
@@ -514,6 +514,7 @@ mod tests {
 
     #[test]
     fn the_backward_direction_ignores_padding() {
+        let _rng = crate::device::torch_rng_lock();
         let c = cfg();
         let vs = nn::VarStore::new(Device::Cpu);
         let clf = PairClassifier::new(&vs.root(), 2, 4, &c);

@@ -9,6 +9,7 @@
 //! - [`frozen_nli`]: one NLI classifier (BiLSTM-max, InferSent's pair features, an MLP) on frozen static vectors
 //!   or a frozen encoder's layers (Liu et al. 2020 §3.1.2).
 //! - [`frozen_nli_transfer`]: zero-shot XNLI with it — per-sentence encoding, token coverage of static vectors.
+//! - [`lstm`]: a one-layer LSTM as an explicit loop over steps (libtorch's fused CPU LSTM stalls on 2 cores).
 //! - [`grid`]: a batch × learning-rate grid ranked by English dev, reporting the mean of the best two.
 //! - [`ner`]: the BIO tagger on first subwords and its fine-tuning with best-span-F1 selection.
 //! - [`ner_transfer`]: zero-shot NER — PAN-X (or CoNLL-2003) English training, span F1 on PAN-X dev per language.
@@ -37,6 +38,7 @@ pub mod finetune;
 pub mod frozen_nli;
 pub mod frozen_nli_transfer;
 pub mod grid;
+pub mod lstm;
 pub mod ner;
 pub mod ner_metrics;
 pub mod ner_transfer;
