@@ -442,6 +442,29 @@ pub fn train_with_selection(
     })
 }
 
+/// The arg-max class of every item, in input order: the items (of lengths `lens`) are scored in length-sorted
+/// batches of at most `batch_tokens` padded tokens ([`crate::features::batch::length_batches`]) by `logits_of`, which
+/// gets a batch's item indices and runs without gradients.
+///
+/// # Shapes
+/// `logits_of(batch)` → `[batch.len(), classes]`
+pub fn predict_classes(
+    lens: &[usize],
+    batch_tokens: usize,
+    mut logits_of: impl FnMut(&[usize]) -> Result<Tensor>,
+) -> Result<Vec<usize>> {
+    let mut pred = vec![0usize; lens.len()];
+    for batch in crate::features::batch::length_batches(lens, batch_tokens) {
+        let logits = tch::no_grad(|| logits_of(&batch))?;
+        let best = Vec::<i64>::try_from(logits.argmax(-1, false).to_device(tch::Device::Cpu))
+            .map_err(|e| Error::Invalid(format!("reading predictions: {e}")))?;
+        for (&i, &c) in batch.iter().zip(&best) {
+            pred[i] = c as usize;
+        }
+    }
+    Ok(pred)
+}
+
 /// One point of a down-sampled loss curve: the mean loss of the steps up to and including `step`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CurvePoint {

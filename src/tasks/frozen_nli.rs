@@ -29,10 +29,12 @@ use tch::nn::{self, Module};
 use tch::{Device, Kind, Tensor};
 
 use super::finetune::HEAD_INIT;
-use super::finetune::{accuracy, mix, train_with_selection, EpochPlan, LrSchedule, OptimSettings, TrainOutcome};
+use super::finetune::{
+    accuracy, mix, predict_classes, train_with_selection, EpochPlan, LrSchedule, OptimSettings, TrainOutcome,
+};
 use super::lstm::Lstm;
 use crate::error::{Error, Result};
-use crate::features::batch::{length_batches, padded};
+use crate::features::batch::padded;
 use crate::model::{LoadedModel, ModelTokenizer};
 use crate::train::step::Compute;
 
@@ -371,20 +373,13 @@ impl FrozenNli {
         Ok(self.classifier.logits(&sides[0], &sides[1], train))
     }
 
-    /// Predicted classes in input order (no dropout, no gradients); batches by premise length.
+    /// Predicted classes in input order (no dropout, no gradients); batches by the longer side's length.
     pub fn predict(&self, items: &[PairItem], lang: &str, batch_tokens: usize) -> Result<Vec<usize>> {
         let lens: Vec<usize> = items.iter().map(|it| it.premise.len().max(it.hypothesis.len())).collect();
-        let mut pred = vec![0usize; items.len()];
-        for batch in length_batches(&lens, batch_tokens) {
+        predict_classes(&lens, batch_tokens, |batch| {
             let pairs: Vec<&PairItem> = batch.iter().map(|&i| &items[i]).collect();
-            let logits = tch::no_grad(|| self.compute.forward(|| self.logits(&pairs, lang, false)))?;
-            let best = Vec::<i64>::try_from(logits.argmax(-1, false).to_device(Device::Cpu))
-                .map_err(|e| Error::Invalid(format!("reading predictions: {e}")))?;
-            for (&i, &c) in batch.iter().zip(&best) {
-                pred[i] = c as usize;
-            }
-        }
-        Ok(pred)
+            self.compute.forward(|| self.logits(&pairs, lang, false))
+        })
     }
 
     pub fn accuracy(&self, items: &[PairItem], lang: &str, batch_tokens: usize) -> Result<f64> {

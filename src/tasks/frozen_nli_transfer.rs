@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::finetune::{DevPoint, LossSummary};
 use super::frozen_nli::{Frozen, FrozenNli, FrozenNliConfig, PairItem};
-use super::nli_transfer::{split_train_dev, LangAccuracy, NliData, TRAIN_LANG};
+use super::nli_transfer::{encode_labelled, split_train_dev, LangAccuracy, NliData, TRAIN_LANG};
 use crate::data::evalsets::FilesRead;
 use crate::data::formats::NliExample;
 use crate::error::{Error, Result};
@@ -45,17 +45,11 @@ pub fn encode_pairs(
     max_len: usize,
     what: &str,
 ) -> Result<(Vec<PairItem>, usize)> {
-    let mut items = Vec::with_capacity(examples.len());
-    let mut cut = 0;
-    for (i, e) in examples.iter().enumerate() {
-        let at = |err: Error| Error::Invalid(format!("{what}: pair {}: {err}", i + 1));
-        let label = e.label.ok_or_else(|| Error::Invalid(format!("{what}: pair {} has no label", i + 1)))?;
-        let (premise, c1) = encode_sentence(tok, &e.premise, lang, max_len).map_err(at)?;
-        let (hypothesis, c2) = encode_sentence(tok, &e.hypothesis, lang, max_len).map_err(at)?;
-        cut += usize::from(c1) + usize::from(c2);
-        items.push(PairItem { premise, hypothesis, label: label.index() });
-    }
-    Ok((items, cut))
+    encode_labelled(examples, what, |e, label| {
+        let (premise, c1) = encode_sentence(tok, &e.premise, lang, max_len)?;
+        let (hypothesis, c2) = encode_sentence(tok, &e.hypothesis, lang, max_len)?;
+        Ok((PairItem { premise, hypothesis, label }, usize::from(c1) + usize::from(c2)))
+    })
 }
 
 /// The share of the sentence tokens of `items` (specials excluded) whose id is `covered`.

@@ -26,12 +26,12 @@ use serde::{Deserialize, Serialize};
 use tch::{nn, nn::Module, nn::VarStore, Kind, Tensor};
 
 use super::finetune::{
-    accuracy, apply_freeze, check_finetune_ranges, check_fit, mix, selection_setup, train_with_selection, FreezePlan,
-    FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT,
+    accuracy, apply_freeze, check_finetune_ranges, check_fit, mix, predict_classes, selection_setup,
+    train_with_selection, FreezePlan, FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT,
 };
 use crate::analysis::language::shifted_hidden;
 use crate::error::{Error, Result};
-use crate::features::batch::{length_batches, padded};
+use crate::features::batch::padded;
 use crate::model::MlmModel;
 use crate::train::step::Compute;
 
@@ -276,26 +276,17 @@ impl NliFinetune {
         shift: Option<&Shift>,
     ) -> Result<Vec<usize>> {
         let lens: Vec<usize> = items.iter().map(|it| it.ids.len()).collect();
-        let mut pred = vec![0usize; items.len()];
-        for batch in length_batches(&lens, batch_tokens) {
+        predict_classes(&lens, batch_tokens, |batch| {
             let rows: Vec<&[i64]> = batch.iter().map(|&i| items[i].ids.as_slice()).collect();
             let (ids, mask, _) = padded(&rows, self.pad, self.compute.device);
-            let logits = tch::no_grad(|| {
-                self.compute.forward(|| match shift {
-                    None => self.logits(&ids, &mask, lang, false),
-                    Some(s) => {
-                        let last = shifted_hidden(&self.model, &ids, Some(&mask), lang, s.layer, &s.vector, s.alpha)?;
-                        Ok(self.classifier.forward(&last, false))
-                    }
-                })
-            })?;
-            let best = Vec::<i64>::try_from(logits.argmax(-1, false).to_device(tch::Device::Cpu))
-                .map_err(|e| Error::Invalid(format!("reading predictions: {e}")))?;
-            for (&i, &c) in batch.iter().zip(&best) {
-                pred[i] = c as usize;
-            }
-        }
-        Ok(pred)
+            self.compute.forward(|| match shift {
+                None => self.logits(&ids, &mask, lang, false),
+                Some(s) => {
+                    let last = shifted_hidden(&self.model, &ids, Some(&mask), lang, s.layer, &s.vector, s.alpha)?;
+                    Ok(self.classifier.forward(&last, false))
+                }
+            })
+        })
     }
 
     /// Accuracy on `items` of language `lang`.

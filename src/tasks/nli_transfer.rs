@@ -200,14 +200,27 @@ pub fn encode_examples(
     max_len: usize,
     what: &str,
 ) -> Result<(Vec<NliItem>, usize)> {
+    encode_labelled(examples, what, |e, label| {
+        let (ids, cut) = encode_pair(tok, &e.premise, &e.hypothesis, lang, max_len)?;
+        Ok((NliItem { ids, label }, usize::from(cut)))
+    })
+}
+
+/// Encodes each labelled pair with `encode(pair, class)`, which returns the item and how many cuts it made; returns
+/// the items and the cuts. Errors name `what` and the pair's 1-based row.
+pub fn encode_labelled<T>(
+    examples: &[&NliExample],
+    what: &str,
+    mut encode: impl FnMut(&NliExample, usize) -> Result<(T, usize)>,
+) -> Result<(Vec<T>, usize)> {
     let mut items = Vec::with_capacity(examples.len());
     let mut cut = 0;
     for (i, e) in examples.iter().enumerate() {
         let label = e.label.ok_or_else(|| Error::Invalid(format!("{what}: pair {} has no label", i + 1)))?;
-        let (ids, c) = encode_pair(tok, &e.premise, &e.hypothesis, lang, max_len)
-            .map_err(|err| Error::Invalid(format!("{what}: pair {}: {err}", i + 1)))?;
-        cut += usize::from(c);
-        items.push(NliItem { ids, label: label.index() });
+        let (item, c) =
+            encode(e, label.index()).map_err(|err| Error::Invalid(format!("{what}: pair {}: {err}", i + 1)))?;
+        cut += c;
+        items.push(item);
     }
     Ok((items, cut))
 }
