@@ -2,7 +2,10 @@
 # crossling setup: a project-local Python virtual environment whose PyPI `torch` wheel provides libtorch
 # for the `tch` crate. Idempotent: a second run checks and returns in about a second.
 #
-#   ./setup.sh            create .venv, install torch==2.13.0 (the libtorch that tch 0.26 needs)
+#   ./setup.sh              create .venv, install torch==2.13.0 (the libtorch that tch 0.26 needs)
+#   ./setup.sh --notebooks  the same, then Jupyter (notebook, nbconvert, nbclient, nbformat) in .venv, the evcxr Rust
+#                           kernel built once with cargo into .tools/evcxr, and that kernel registered in .venv as
+#                           "crossling-rust" (nothing is written to the user's Jupyter folders); see notebooks/
 #
 # Environment: PYTHON=/path/to/python3 chooses the interpreter (3.10 or newer).
 # After it, `cargo build`, `cargo run` and `cargo test` need no `export`: .cargo/config.toml points LIBTORCH at
@@ -13,11 +16,24 @@ TORCH_VERSION="2.13.0"   # must match the libtorch that the tch crate in Cargo.t
 # Reference implementations that the tests and benchmarks compare against (Hugging Face interop, CKA, CSLS,
 # gensim's word2vec for `bench word2vec`).
 PY_TOOLS=("numpy==2.4.6" "transformers==5.23.0" "safetensors==0.8.0" "gensim==4.4.0")
+# Jupyter and the evcxr kernel (only with --notebooks). EVCXR_VERSION must build with the installed rustc
+# (evcxr 0.22.0 needs rustc 1.95).
+NB_TOOLS=("notebook==7.6.5" "nbconvert==7.17.2" "nbclient==0.11.0" "nbformat==5.11.1")
+EVCXR_VERSION="0.22.0"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VENV="$ROOT/.venv"
 
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+NOTEBOOKS=0
+for arg in "$@"; do
+  case "$arg" in
+    --notebooks) NOTEBOOKS=1 ;;
+    -h|--help) sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option '$arg' (known: --notebooks, --help)" ;;
+  esac
+done
 
 PY="${PYTHON:-}"
 if [ -z "$PY" ]; then
@@ -58,8 +74,9 @@ else
   say "torch $have already installed"
 fi
 
-# The Python reference tools, pinned; pip is only called when one is missing or at another version.
-missing_tools="$("$VPY" - "${PY_TOOLS[@]}" <<'PY' 2>/dev/null || echo all
+# The pinned specs among "$@" that are missing from the venv or at another version, one a line.
+missing_specs() {
+  "$VPY" - "$@" <<'PY' 2>/dev/null || echo all
 import importlib.metadata as m, sys
 for spec in sys.argv[1:]:
     name, version = spec.split("==")
@@ -69,7 +86,10 @@ for spec in sys.argv[1:]:
     except m.PackageNotFoundError:
         print(spec)
 PY
-)"
+}
+
+# The Python reference tools, pinned; pip is only called when one is missing or at another version.
+missing_tools="$(missing_specs "${PY_TOOLS[@]}")"
 if [ -n "$missing_tools" ]; then
   say "installing the reference tools ${PY_TOOLS[*]} (used by tests and benchmarks)"
   "$VPY" -m pip install --disable-pip-version-check --quiet "${PY_TOOLS[@]}" \
@@ -83,4 +103,63 @@ TORCH_DIR="$("$VPY" -c 'import importlib.util, pathlib; print(pathlib.Path(impor
 [ -f "$TORCH_DIR/lib/libtorch_cpu.so" ] || die "$TORCH_DIR/lib/libtorch_cpu.so is missing; remove .venv and re-run ./setup.sh"
 ln -sfn "$TORCH_DIR" "$VENV/libtorch"
 say "libtorch: $VENV/libtorch -> $TORCH_DIR"
-say "done; now: cargo run --release -- data verify   (or: cargo test)"
+
+if [ "$NOTEBOOKS" = 1 ]; then
+  missing_nb="$(missing_specs "${NB_TOOLS[@]}")"
+  if [ -n "$missing_nb" ]; then
+    say "installing Jupyter ${NB_TOOLS[*]} into $VENV"
+    "$VPY" -m pip install --disable-pip-version-check --quiet "${NB_TOOLS[@]}" \
+      || die "pip could not install ${NB_TOOLS[*]}; check the network / PyPI access and re-run ./setup.sh --notebooks"
+  else
+    say "Jupyter ${NB_TOOLS[*]} already installed"
+  fi
+
+  # The evcxr Jupyter kernel, built once into .tools/evcxr (cargo records what it installed in .crates.toml).
+  EVCXR_ROOT="$ROOT/.tools/evcxr"
+  EVCXR_BIN="$EVCXR_ROOT/bin/evcxr_jupyter"
+  if [ -x "$EVCXR_BIN" ] && grep -q "^\"evcxr_jupyter $EVCXR_VERSION " "$EVCXR_ROOT/.crates.toml" 2>/dev/null; then
+    say "evcxr_jupyter $EVCXR_VERSION already built in $EVCXR_ROOT"
+  else
+    say "building evcxr_jupyter $EVCXR_VERSION with cargo into $EVCXR_ROOT (once; about 10 min on 2 cores)"
+    cargo install --locked --force --root "$EVCXR_ROOT" evcxr_jupyter --version "$EVCXR_VERSION" \
+      || die "cargo install evcxr_jupyter $EVCXR_VERSION failed (it needs rustc 1.95 or newer: 'rustup update'); re-run ./setup.sh --notebooks"
+  fi
+
+  # Register the kernel in the venv's share/jupyter (which the venv's jupyter searches), never in the user's folder.
+  # evcxr --install writes kernel.json and its logo / CodeMirror files; we keep those files and write our own
+  # kernel.json that starts notebooks/evcxr-kernel.sh (it provides LIBTORCH, LD_LIBRARY_PATH and a reusable build
+  # folder to the kernel).
+  KERNEL_DIR="$VENV/share/jupyter/kernels/crossling-rust"
+  KERNEL_JSON="$("$VPY" - "$ROOT/notebooks/evcxr-kernel.sh" <<'PY'
+import json, sys
+print(json.dumps({
+    "argv": [sys.argv[1], "--control_file", "{connection_file}"],
+    "display_name": "Rust (crossling)",
+    "language": "rust",
+    "interrupt_mode": "message",
+}, indent=2))
+PY
+)"
+  if [ -f "$KERNEL_DIR/kernel.json" ] && [ -f "$KERNEL_DIR/version.txt" ] \
+      && [ "$(cat "$KERNEL_DIR/kernel.json")" = "$KERNEL_JSON" ] \
+      && [ "$(cat "$KERNEL_DIR/.evcxr_version" 2>/dev/null)" = "$EVCXR_VERSION" ]; then
+    say "kernel crossling-rust already registered in $KERNEL_DIR"
+  else
+    staging="$(mktemp -d)"
+    JUPYTER_PATH="$staging" "$EVCXR_BIN" --install >/dev/null \
+      || { rm -rf "$staging"; die "evcxr_jupyter --install failed"; }
+    rm -rf "$KERNEL_DIR"
+    mkdir -p "$(dirname "$KERNEL_DIR")"
+    mv "$staging/kernels/rust" "$KERNEL_DIR"
+    rm -rf "$staging"
+    printf '%s\n' "$KERNEL_JSON" > "$KERNEL_DIR/kernel.json"
+    printf '%s' "$EVCXR_VERSION" > "$KERNEL_DIR/.evcxr_version"
+    say "registered kernel crossling-rust (Rust, evcxr $EVCXR_VERSION) in $KERNEL_DIR"
+  fi
+  kernels="$("$VENV/bin/jupyter" kernelspec list 2>/dev/null || true)"
+  [[ "$kernels" == *crossling-rust* ]] \
+    || die "jupyter does not list the kernel crossling-rust; remove $KERNEL_DIR and re-run ./setup.sh --notebooks"
+  say "done; now: .venv/bin/jupyter lab notebooks/index.ipynb   (check: notebooks/check.sh)"
+else
+  say "done; now: cargo run --release -- data verify   (or: cargo test)"
+fi

@@ -25,6 +25,22 @@ pub struct RunOptions {
     pub given_models: std::collections::BTreeMap<String, PathBuf>,
 }
 
+impl RunOptions {
+    /// What `crossling figure ID --scale SCALE --out OUT_DIR` runs with: seed 0 on the cpu, cached models, the
+    /// project's `scripts/`, no given models (notebooks start from this and change fields).
+    pub fn figure(scale: &str, out_dir: PathBuf) -> Self {
+        RunOptions {
+            scale: scale.to_string(),
+            seed: 0,
+            device: "cpu".into(),
+            fresh: false,
+            out_dir,
+            scripts_dir: crate::figures::scripts_dir(),
+            given_models: Default::default(),
+        }
+    }
+}
+
 /// Runs `script` as figure `id`; writes `out_dir/ID.json` and `out_dir/logs/ID.log`, then renders the record.
 pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRecord> {
     let env = ScriptEnv {

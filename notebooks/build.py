@@ -1,0 +1,422 @@
+#!/usr/bin/env python3
+"""Writes the figure notebooks of crossling (one per figure or table) and the index, from the table below.
+
+    .venv/bin/python notebooks/build.py            # (re)write notebooks/*.ipynb
+    .venv/bin/python notebooks/build.py --check    # exit 1 when a notebook's cells differ from what this writes
+
+Only ids whose script (scripts/ID.rhai) exists get a notebook; the index lists the others as "no script yet".
+A notebook that already exists keeps the outputs of every cell whose source is unchanged, so regenerating after an
+edit here does not wipe the committed cpu-scale outputs of the other cells.
+
+Every notebook runs its figure through the library (crossling::script::runner::run_script, the function behind
+`cargo run -- figure ID`) on the evcxr Rust kernel "crossling-rust" that `./setup.sh --notebooks` registers. The
+scale comes from $CROSSLING_SCALE (default cpu); notebooks/check.sh runs them all headless at smoke scale.
+Needs nbformat (installed in .venv by ./setup.sh --notebooks).
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SCRIPTS = ROOT / "scripts"
+
+EMERGING = "Wu, Conneau, Li, Zettlemoyer & Stoyanov (ACL 2020), *Emerging Cross-lingual Structure in Pretrained Language Models*"
+LIU = "Liu, Hsu, Chuang & Lee (2020), *A Study of Cross-Lingual Ability and Language-specific Information in Multilingual BERT*"
+
+# One row per figure / table id (the ids of src/figures.rs). claim: what the study argues with it; data: what our
+# script uses (from README.md's figure table); cpu_time: README.md's measured wall time at cpu scale on the project's
+# 2-core machine; paper: where the study's own numbers are — numbers are only quoted from the repository (the
+# record's `paper` field, filled by the script where it knows them), never typed in here.
+FIGURES = [
+    dict(id="fig1", study="Emerging", ref="Figure 1", title="Parameter-sharing ablations (schematic)",
+         claim="A bilingual masked LM can be pre-trained with some parameters per language and the rest shared. "
+               "The study separates the embeddings and/or the bottom transformer layers per language "
+               "(Sep Emb, Sep L1-3, Sep L1-6, and their combinations) to find which shared parameters make the "
+               "model cross-lingual.",
+         data="The run configs of the ablations (`train::config`); nothing is trained.",
+         cpu_time="0.4 s"),
+    dict(id="fig2", study="Emerging", ref="Figure 2", title="Monolingual alignment probe (schematic)",
+         claim="Two models pre-trained separately, sharing nothing, are compared by fitting a linear map between "
+               "their representations at a layer with orthogonal Procrustes on dictionary or parallel pairs "
+               "(the probe of Figures 4-6).",
+         data="The `mono` run configs; nothing is trained.",
+         cpu_time="0.2 s"),
+    dict(id="fig3", study="Emerging", ref="Figure 3", title="Zero-shot transfer of the ablations",
+         claim="Table 1's zero-shot transfer (XNLI, NER, parsing; fine-tuned on English, tested on French, Russian "
+               "and Chinese) as bars: cross-lingual transfer survives different domains and no shared vocabulary, "
+               "and parameter sharing is what matters most.",
+         data="The runs of table1 (cached by model weights and settings): run `table1` first.",
+         cpu_time="not run yet (about 4 hours with table1)",
+         paper="The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`)."),
+    dict(id="fig4", study="Emerging", ref="Figure 4", title="Word alignment of monolingual models",
+         claim="Word representations of independently trained monolingual models can be aligned by an orthogonal "
+               "map: word translation (P@1, CSLS) after Procrustes, for non-contextual (input embedding) and "
+               "contextual (per layer, corpus-averaged) word vectors, beside fastText-style vectors.",
+         data="MUSE en-fr/de/ru/zh (train / test split); 10,000 training sentences of each of 5 `mono` models; "
+              "fastText-style vectors trained on each model's corpus.",
+         cpu_time="38 min 8 s from an empty model cache"),
+    dict(id="fig5", study="Emerging", ref="Figure 5", title="Contextual word alignment transfer per layer",
+         claim="Contextual representations of monolingual models, aligned layer by layer with a Procrustes map fit "
+               "on word-aligned parallel sentences, support zero-shot transfer (NER, parsing) through task layers "
+               "trained on English (\"MLM align\"), compared with a bilingual model (\"biMLM\").",
+         data="XNLI dev + test (maps); PAN-X; UD LinES, ParTUT, EWT, GSD; 4 `mono` + 3 `default` models.",
+         cpu_time="47 min 51 s (mono models cached)"),
+    dict(id="fig6", study="Emerging", ref="Figure 6", title="Sentence retrieval after Procrustes per layer",
+         claim="Sentence representations of separately trained monolingual models are related by a linear map: "
+               "after Procrustes (fit on parallel sentences) a sentence retrieves its translation, at every layer.",
+         data="XNLI dev (map), Tatoeba (test); 5 `mono` models.",
+         cpu_time="7.4 s with the mono models cached (about 2 min per model otherwise)"),
+    dict(id="fig7", study="Emerging", ref="Figure 7", title="Linear CKA per layer",
+         claim="Linear CKA between representations of parallel sentences, per layer, for bilingual models, pairs "
+               "of monolingual models and random encoders: how similar the representations of two languages are "
+               "without any learnt map.",
+         data="XNLI dev; ELTeC en/fr/de, novels ru/zh; 6 `mono` + 4 `default` models.",
+         cpu_time="26 min 39 s from an empty model cache"),
+    dict(id="table1", study="Emerging", ref="Table 1", title="Ablation results (XNLI, NER, parsing)",
+         claim="Zero-shot cross-lingual transfer of bilingual MLMs under ablations of domain, anchor points "
+               "(shared subwords) and parameter sharing: transfer emerges even without shared vocabulary or with "
+               "different domains; sharing the upper layers is what matters most.",
+         data="MNLI, XNLI dev; PAN-X; UD LinES, ParTUT, EWT, GSD; 10 ablations x en-fr/ru/zh.",
+         cpu_time="not run yet (30 bilingual models and 90 fine-tunings, about 4 hours)",
+         paper="The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`)."),
+    dict(id="liu-fig1", study="Liu", ref="Figure 1", title="Word retrieval MRR, small data",
+         claim="A multilingual BERT against GloVe and word2vec trained on exactly the same (small) data: "
+               "cross-lingual word retrieval MRR en->fr/de/ru/zh, with no mapping between languages.",
+         data="MUSE en-fr/de/ru/zh; the `multilingual` model at the small data size, with GloVe and word2vec "
+              "on its own sentences and tokens.",
+         cpu_time="10 min 17 s from an empty model cache (33 s with the models cached)"),
+    dict(id="liu-fig2", study="Liu", ref="Figure 2", title="XNLI, small data",
+         claim="Zero-shot XNLI (trained on English, tested on the other languages) of GloVe, word2vec and a "
+               "multilingual BERT trained on the same small data, each read frozen by the same classifier.",
+         data="MNLI, XNLI; the small-data `multilingual` model and GloVe / word2vec on its sentences and tokens.",
+         cpu_time="15 min 49 s with the models and static vectors cached (three classifiers; seconds once their "
+                  "results are in the task cache)"),
+    dict(id="liu-fig3", study="Liu", ref="Figure 3", title="Word retrieval MRR, big data",
+         claim="The comparison of Figure 1 with five times more data (the study's 1000k sentences per language): "
+               "in the study BERT's advantage over the static embeddings grows with the data size.",
+         data="MUSE en-fr/de/ru/zh; the `multilingual` model at the big data size (liu-fig7's model), with GloVe and "
+              "word2vec on its own sentences and tokens.",
+         cpu_time="12 min 12 s from an empty model cache (33 s with the models cached)"),
+    dict(id="liu-fig4", study="Liu", ref="Figure 4", title="XNLI, big data",
+         claim="The comparison of Figure 2 at the big data size (the study's 1000k sentences per language).",
+         data="MNLI, XNLI; the big-data `multilingual` model (liu-fig7's) and GloVe / word2vec on its sentences "
+              "and tokens.",
+         cpu_time="20 min 34 s with the models and static vectors cached (three classifiers; seconds once their "
+                  "results are in the task cache)"),
+    dict(id="liu-fig5", study="Liu", ref="Figure 5", title="Context window and MRR",
+         claim="BERT's context window matters for its cross-lingual ability: the model pre-trained on 20-token "
+               "segments retrieves word translations worse than the one pre-trained on full-length streams.",
+         data="As liu-fig1 / liu-fig3, with the multilingual model also pre-trained on 20-token segments, both sizes.",
+         cpu_time="16 min 53 s (the full-stream models cached)"),
+    dict(id="liu-fig6", study="Liu", ref="Figure 6", title="Context window and XNLI",
+         claim="The context-window ablation of Figure 5 on zero-shot XNLI: full-length streams against 20-token "
+               "segments at both data sizes, each model read frozen by the same classifier, and the percentage "
+               "drop the short window costs.",
+         data="MNLI, XNLI; the multilingual models of liu-fig5 (full-length and 20-token streams, both sizes).",
+         cpu_time="17 min 8 s with the models cached and the full-stream runs in the task cache (two classifiers)"),
+    dict(id="liu-fig7", study="Liu", ref="Figure 7", title="Convert rate over alpha x layer",
+         claim="Language identity sits in the mean of a language's representations: adding alpha times the mean "
+               "difference D = R(target) - R(source) to a token's representation (MDS) and decoding with the MLM "
+               "head turns the output into the target language; the convert rate rises with alpha.",
+         data="XNLI dev; the `multilingual` model (2,400 steps at cpu), or any HF BERT given as `mbert`.",
+         cpu_time="18 min 39 s from an empty model cache"),
+    dict(id="liu-fig8", study="Liu", ref="Figure 8", title="BLEU-1 of unsupervised token translation",
+         claim="With MDS the MLM translates token by token without supervision: BLEU-1 against alpha at each "
+               "direction's best layer rises from alpha = 0 and peaks at an intermediate alpha.",
+         data="The MDS grid of liu-fig7 (cached).", cpu_time="< 1 s with liu-fig7's grid cached"),
+    dict(id="liu-table1", study="Liu", ref="Table 1", title="Sample token translations",
+         claim="Sample outputs of MDS token translation at each direction's best layer and alpha.",
+         data="The MDS grid of liu-fig7 (cached).", cpu_time="< 1 s with liu-fig7's grid cached"),
+    dict(id="liu-table2", study="Liu", ref="Table 2", title="Best BLEU-1 per pair",
+         claim="The best BLEU-1 of MDS token translation per direction, with its layer and alpha, against no shift "
+               "(alpha = 0).",
+         data="The MDS grid of liu-fig7 (cached).", cpu_time="< 1 s with liu-fig7's grid cached"),
+    dict(id="liu-table3", study="Liu", ref="Table 3", title="Token-set sizes",
+         claim="The sizes of the per-language token sets that define the convert rate, and their overlap.",
+         data="The MDS grid of liu-fig7 (cached).", cpu_time="< 1 s with liu-fig7's grid cached"),
+    dict(id="liu-table4", study="Liu", ref="Table 4", title="XNLI with the mean-difference shift",
+         claim="Does removing language-specific information help transfer? Zero-shot XNLI when the whole encoder "
+               "is fine-tuned on English, against fine-tuning only the upper half and adding the mean-difference "
+               "shift at the top of the frozen half at test time.",
+         data="MNLI; XNLI dev en/fr/de/ru/zh; the `multilingual` model (or `mbert`).",
+         cpu_time="26 min from an empty model cache",
+         paper="The study's Table 4 numbers are not beside ours: its text was not available to this project "
+               "(README.md)."),
+]
+
+KERNELSPEC = {"name": "crossling-rust", "display_name": "Rust (crossling)", "language": "rust"}
+LANGUAGE_INFO = {"name": "Rust", "file_extension": ".rs", "mimetype": "text/rust", "codemirror_mode": "rust",
+                 "pygment_lexer": "rust", "version": ""}
+
+
+def rust_str(s):
+    """`s` as the inside of a Rust string literal used as a format string (println!)."""
+    return s.replace("\\", "\\\\").replace('"', '\\"').replace("{", "{{").replace("}", "}}")
+
+
+def with_ids(nb, prefix):
+    """Stable cell ids (nbformat 4.5 wants one per cell; random ones would rewrite every file on every run)."""
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"{prefix}-{i:02d}"
+    return nb
+
+
+def study_name(f):
+    return EMERGING if f["study"] == "Emerging" else LIU
+
+
+def imports(script_text):
+    """The scripts/lib modules a script imports (lib/common aside: scale helpers only)."""
+    libs = re.findall(r'^\s*import\s+"(lib/[^"]+)"', script_text, flags=re.M)
+    return [f"{lib}.rhai" for lib in libs if lib != "lib/common"]
+
+
+def figure_notebook(f):
+    fid = f["id"]
+    script = SCRIPTS / f"{fid}.rhai"
+    libs = imports(script.read_text(encoding="utf-8"))
+    paper = f.get("paper") or f"See {f['ref']} of the paper: its numbers are not recorded in this repository."
+    cells = []
+    cells.append(new_markdown_cell(
+        f"# {fid}: {f['title']}\n\n"
+        f"**{f['study']} {f['ref']}**: {study_name(f)}.\n\n"
+        f"**Claim.** {f['claim']}\n\n"
+        f"**Data and models.** {f['data']}\n\n"
+        f"**The paper's numbers.** {paper}\n\n"
+        f"**Time at `cpu` scale** (README.md, this project's 2-core machine): {f['cpu_time']}. "
+        f"Models are cached, so a second run is much faster.\n\n"
+        "The notebook runs `scripts/" + fid + ".rhai` through the library exactly as "
+        f"`cargo run --release -- figure {fid}` does. [Index](index.ipynb) explains scales and the model cache."))
+    cells.append(new_markdown_cell(
+        "## Setup\n\n"
+        "The first cell compiles crossling and its dependencies inside the kernel (a few minutes the first time; "
+        "seconds once the kernel's build folder `.tools/evcxr-build/` is warm). The scale comes from "
+        "`$CROSSLING_SCALE` (`smoke`, `cpu` or `paper`; default `cpu`). At `cpu` the outputs go to the project's "
+        "`figures/` (as `cargo run -- figure` does), at other scales to `out/notebooks/SCALE/`; "
+        "`$CROSSLING_NOTEBOOK_OUT` overrides both."))
+    cells.append(new_code_cell(':dep crossling = { path = ".." }'))
+    cells.append(new_code_cell(
+        "use std::path::PathBuf;\n"
+        "use crossling::figures;\n"
+        "use crossling::script::record::FigureRecord;\n"
+        "use crossling::script::render::{notebook_display, render_record};\n"
+        "use crossling::script::runner::{run_script, RunOptions};\n"
+        "\n"
+        f'let id = "{fid}";\n'
+        'let scale = std::env::var("CROSSLING_SCALE").unwrap_or_else(|_| "cpu".to_string());\n'
+        'let project = std::fs::canonicalize("..")?;\n'
+        'let out_dir = match std::env::var_os("CROSSLING_NOTEBOOK_OUT") {\n'
+        "    Some(dir) => PathBuf::from(dir),\n"
+        '    None if scale == "cpu" => project.join("figures"),\n'
+        '    None => project.join("out").join("notebooks").join(&scale),\n'
+        "};\n"
+        'let script = figures::scripts_dir().join(format!("{id}.rhai"));\n'
+        'println!("{id} at {scale} scale: {} -> {}", script.display(), out_dir.display());'))
+    cells.append(new_markdown_cell(
+        "## The experiment\n\n"
+        f"The whole experiment is this Rhai script{' and the library modules it imports' if libs else ''}: "
+        "data, models (trained on first use, then cached), analyses, and the values, caption and charts of the "
+        "record."))
+    show = 'println!("{}", std::fs::read_to_string(&script)?);'
+    for lib in libs:
+        show += (f'\nprintln!("\\n// ===== scripts/{lib} (imported) =====\\n");\n'
+                 f'println!("{{}}", std::fs::read_to_string(figures::scripts_dir().join("{lib}"))?);')
+    cells.append(new_code_cell(show))
+    cells.append(new_markdown_cell(
+        "## Run it\n\n"
+        f"`run_script` is what `cargo run --release -- figure {fid} --scale $CROSSLING_SCALE` calls: it runs the "
+        f"script, writes `{fid}.json` (values, caption, provenance) into the outputs folder and renders the charts "
+        "(PNG + SVG) or tables (Markdown + CSV) from it."))
+    cells.append(new_code_cell(
+        "let mut opts = RunOptions::figure(&scale, out_dir.clone());\n"
+        'opts.device = std::env::var("CROSSLING_DEVICE").unwrap_or_else(|_| "cpu".to_string());\n'
+        "let record: FigureRecord = run_script(&script, id, &opts)?;\n"
+        'println!("{}: {} ({:.1} s at {} scale) -> {}", record.id, record.title, record.provenance.wall_time_s,\n'
+        '         record.provenance.scale, out_dir.join(format!("{id}.json")).display());'))
+    cells.append(new_markdown_cell(
+        "## The figure\n\n"
+        "Rendered from the record (as `cargo run -- plot` does); `notebook_display` hands each PNG or Markdown table "
+        "to Jupyter (evcxr's `EVCXR_BEGIN_CONTENT` protocol)."))
+    cells.append(new_code_cell(
+        "for file in render_record(&record, &out_dir)? {\n"
+        "    match notebook_display(&file)? {\n"
+        '        Some(block) => println!("{block}"),\n'
+        '        None => println!("also written: {}", file.display()),\n'
+        "    }\n"
+        "};  // the `;` keeps evcxr from also printing the loop's value, ()"))
+    cells.append(new_markdown_cell(
+        "## Our numbers and the paper's\n\n"
+        f"From `{fid}.json`: the caption (scale and every substitution of the study's setup), each value (long ones "
+        "cut; the file holds them all), and the paper's values where the script records them."))
+    cells.append(new_code_cell(
+        'fn short(v: &impl std::fmt::Display) -> String {\n'
+        '    let s = v.to_string();\n'
+        '    if s.chars().count() > 600 { format!("{}… ({} characters)", s.chars().take(600).collect::<String>(), s.chars().count()) } else { s }\n'
+        "}\n"
+        'println!("{}\\n", record.caption);\n'
+        'println!("ours ({} scale, seed {}):", record.provenance.scale, record.provenance.seed);\n'
+        "for (key, value) in &record.values {\n"
+        '    println!("  {key}: {}", short(value));\n'
+        "}\n"
+        "if record.paper.is_empty() {\n"
+        f'    println!("\\nthe paper: {rust_str(paper)}");\n'
+        "} else {\n"
+        '    println!("\\nthe paper:");\n'
+        "    for (key, value) in &record.paper {\n"
+        '        println!("  {key}: {}", short(value));\n'
+        "    }\n"
+        "};"))
+    cells.append(new_markdown_cell(
+        "## How to change the experiment\n\n"
+        f"- **Edit the script** `scripts/{fid}.rhai` (or the `scripts/lib/` module it imports) and re-run the "
+        "*Run it* and *figure* cells: scripts are read at run time, nothing recompiles. The script's settings per "
+        "scale are the `c::by_scale(#{ smoke: …, cpu: …, paper: … })` entries; what the namespaces offer "
+        "(`data::`, `train::`, `features::`, `cka::`, `align::`, `retrieve::`, `lang::`, `task::`, `wordvec::`, "
+        "`results::`) is in README.md and `src/script/`.\n"
+        "- **Keep the original**: copy the script (e.g. to `out/my-"
+        f"{fid}.rhai`; `import \"lib/…\"` still resolves in `scripts/`), set "
+        f"`let script = project.join(\"out/my-{fid}.rhai\");` and `let out_dir = project.join(\"out/my\");`, and "
+        "re-run from *Run it*, so `figures/` keeps the reference outputs.\n"
+        "- **Change the run**: `scale` (`smoke` to try a change in seconds, `cpu`, `paper` for a GPU), `seed`, "
+        "`device` (`cuda`), `fresh: true` (retrain instead of using cached models) in `RunOptions`; "
+        "`given_models` takes a Hugging Face BERT folder by name, e.g. "
+        "`[(\"mbert\".to_string(), PathBuf::from(\"/models/bert-base-multilingual-cased\"))].into()` for the Liu "
+        "scripts that accept one.\n"
+        f"- **Same thing from a shell**: `cargo run --release -- figure {fid} --scale smoke`, or "
+        "`cargo run --release -- run my.rhai` for a script of your own."))
+    nb = new_notebook(cells=cells, metadata={"kernelspec": KERNELSPEC, "language_info": LANGUAGE_INFO})
+    return with_ids(nb, fid)
+
+
+def index_notebook(made, missing):
+    def row(f):
+        name = f"[{f['id']}]({f['id']}.ipynb)" if f["id"] in made else f"{f['id']} (no script yet)"
+        return f"| {name} | {f['ref']} | {f['title']} | {f['cpu_time']} |"
+
+    emerging = "\n".join(row(f) for f in FIGURES if f["study"] == "Emerging")
+    liu = "\n".join(row(f) for f in FIGURES if f["study"] == "Liu")
+    head = "| notebook | in the paper | what | time at `cpu` |\n|---|---|---|---|\n"
+    cells = [
+        new_markdown_cell(
+            "# crossling notebooks\n\n"
+            "One notebook per figure or table of the two studies that crossling reproduces. Each states the paper's "
+            "claim, the data and models, shows the Rhai script that is the whole experiment, runs it through the "
+            "library (the same `run_script` as `cargo run --release -- figure ID`), shows the figure, prints our "
+            "numbers beside the paper's, and says how to change the experiment.\n\n"
+            f"## Emerging\n\n{EMERGING}.\n\n" + head + emerging + "\n\n"
+            f"## Liu\n\n{LIU}.\n\n" + head + liu + "\n\n"
+            "Times are README.md's measured wall times at `cpu` scale on this project's 2-core machine."),
+        new_markdown_cell(
+            "## Scales\n\n"
+            "Every script reads its scale; a notebook takes it from `$CROSSLING_SCALE` (default `cpu`) when Jupyter "
+            "starts, or edit `scale` in its setup cell:\n\n"
+            "- `smoke`: tiny models and samples, each figure in seconds to a minute on 2 CPU cores; what the test "
+            "suite and `notebooks/check.sh` run. The numbers mean nothing.\n"
+            "- `cpu` (default): real data from the bundle, small models (4 layers x 128 wide, 800 training steps per "
+            "bilingual model); the whole set within a few hours on 2 cores, sharing cached models. The committed "
+            "`figures/` and these notebooks' outputs are at this scale. It reproduces some trends of the studies, "
+            "not their numbers (README.md, *Figures*).\n"
+            "- `paper`: the studies' hyper-parameters (8 layers, 12 heads, 768 wide, 256-token streams, ...), meant "
+            "for a GPU (`device: \"cuda\"`); not run yet.\n\n"
+            "At `cpu` a notebook writes into the project's `figures/` (as `cargo run -- figure` does); at other "
+            "scales into `out/notebooks/SCALE/`; `$CROSSLING_NOTEBOOK_OUT` chooses another folder."),
+        new_markdown_cell(
+            "## Caching\n\n"
+            "- **Models** are trained on first use and cached under `$CROSSLING_MODELS` (default "
+            "`~/.cache/crossling/models`) by a hash of everything that determines them (run config, data sha256, "
+            "seed, model-format revision). Figures share them: e.g. fig6 and fig7 use the same monolingual models, "
+            "liu-fig8 and liu-table1..3 reuse liu-fig7's MDS grid, fig3 reuses table1's runs. An interrupted "
+            "training resumes from its last checkpoint; `fresh: true` retrains.\n"
+            "- **Data** comes from `$CROSSLING_DATA` (a mirror laid out like `../shared/data`), else the cache "
+            "`$CROSSLING_CACHE` (default `~/.cache/crossling/data`), else a sha256-checked download "
+            "(`CROSSLING_OFFLINE=1` forbids it).\n"
+            "- **The kernel's build**: the first cell of a notebook (`:dep crossling = { path = \"..\" }`) compiles "
+            "crossling inside the evcxr kernel. The kernel (`notebooks/evcxr-kernel.sh`) keeps that build in "
+            "`.tools/evcxr-build/slot-N/`, so only the first notebook pays the full compile; later ones, and "
+            "kernels restarted after an edit of `src/`, rebuild only what changed."),
+        new_markdown_cell(
+            "## Starting Jupyter\n\n"
+            "```sh\n"
+            "./setup.sh --notebooks                     # Jupyter + the evcxr kernel, once\n"
+            "CROSSLING_SCALE=smoke .venv/bin/jupyter lab notebooks/index.ipynb   # or: jupyter notebook\n"
+            "notebooks/check.sh                         # every notebook headless at smoke scale\n"
+            ".venv/bin/python notebooks/build.py        # regenerate the notebooks from notebooks/build.py\n"
+            "```\n\n"
+            "The notebooks use the kernel **Rust (crossling)** (`crossling-rust`). They are generated by "
+            "`notebooks/build.py`: edit the table there rather than the `.ipynb` files."),
+    ]
+    return with_ids(new_notebook(cells=cells, metadata={"kernelspec": KERNELSPEC, "language_info": LANGUAGE_INFO}),
+                    "index")
+
+
+def merge_outputs(new, path):
+    """Keeps the outputs of an existing notebook's cells whose source is unchanged (same position)."""
+    if not path.exists():
+        return new
+    old = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(new.cells):
+        if i < len(old.cells) and old.cells[i].cell_type == cell.cell_type and old.cells[i].source == cell.source:
+            if cell.cell_type == "code":
+                cell.outputs = old.cells[i].outputs
+                cell.execution_count = old.cells[i].execution_count
+            cell.metadata = old.cells[i].metadata  # e.g. nbclient's execution times
+    for key, value in old.metadata.items():
+        if key != "kernelspec":  # language_info as the kernel wrote it, and anything Jupyter added
+            new.metadata[key] = value
+    return new
+
+
+def sources(nb):
+    return [(c.cell_type, c.source) for c in nb.cells]
+
+
+def main(argv):
+    check = "--check" in argv[1:]
+    unknown = [a for a in argv[1:] if a != "--check"]
+    if unknown:
+        sys.exit(f"build.py: unknown option(s) {' '.join(unknown)} (known: --check)")
+    made, missing, stale = [], [], []
+    wanted = {}
+    for f in FIGURES:
+        if (SCRIPTS / f"{f['id']}.rhai").is_file():
+            made.append(f["id"])
+            wanted[HERE / f"{f['id']}.ipynb"] = figure_notebook(f)
+        else:
+            missing.append(f["id"])
+    wanted[HERE / "index.ipynb"] = index_notebook(made, missing)
+    known = {f["id"] for f in FIGURES}
+    extra = sorted(p.stem for p in SCRIPTS.glob("*.rhai") if p.stem not in known)
+    for path, nb in wanted.items():
+        if check:
+            if not path.exists() or sources(nbformat.read(path, as_version=4)) != sources(nb):
+                stale.append(path.name)
+            continue
+        nb = merge_outputs(nb, path)
+        nbformat.validate(nb)
+        text = nbformat.writes(nb) + "\n"
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path.relative_to(ROOT)}")
+    orphans = sorted(p.name for p in HERE.glob("*.ipynb") if p not in wanted)
+    if missing:
+        print(f"no script yet (no notebook): {', '.join(missing)}")
+    if extra:
+        print(f"scripts with no row in build.py (no notebook): {', '.join(extra)}")
+    if orphans:
+        print(f"notebooks that build.py no longer makes: {', '.join(orphans)}")
+    if check and (stale or orphans):
+        print(f"out of date: {', '.join(stale + orphans)}; run: .venv/bin/python notebooks/build.py", file=sys.stderr)
+        return 1
+    if check:
+        print(f"{len(wanted)} notebooks up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
