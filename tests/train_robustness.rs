@@ -171,7 +171,7 @@ fn kill_9_loses_at_most_one_checkpoint_interval() {
     child.kill().unwrap(); // SIGKILL on Unix
     child.wait().unwrap();
     let kept = checkpoint_step(&killed.join("last")).expect("last/ is a complete checkpoint after the kill");
-    assert!(kept >= 2 * every && kept % every == 0 && kept < steps, "kept step {kept}");
+    assert!(kept >= 2 * every && kept.is_multiple_of(every) && kept < steps, "kept step {kept}");
 
     // Resume finishes the run from the kept checkpoint, and ends where the uninterrupted run ended.
     let a = strs(&args(&killed, true));

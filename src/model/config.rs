@@ -143,7 +143,7 @@ impl ModelConfig {
         if self.hidden == 0 || self.heads == 0 {
             return bad(format!("hidden ({}) and heads ({}) must be positive", self.hidden, self.heads));
         }
-        if self.hidden % self.heads != 0 {
+        if !self.hidden.is_multiple_of(self.heads) {
             return bad(format!("hidden ({}) must be divisible by heads ({})", self.hidden, self.heads));
         }
         if self.layers == 0 {

@@ -107,7 +107,8 @@ pub fn run(session: &Session, rep: Dynamic, opts: &Map) -> Result<GridRun> {
             return Ok(run);
         }
     }
-    session.env.log.push(format!("{label}: training the classifier ({} pairs max)", cfg.max_train.unwrap_or(0)));
+    let cap = cfg.max_train.map_or_else(|| "all".to_string(), |n| n.to_string());
+    session.env.log.push(format!("{label}: training the classifier ({cap} MNLI pairs max)"));
     let data = load_nli_data(catalog, roots, &langs)?;
     let r = run_frozen_nli(frozen, info, &data, &langs, &cfg, compute, true)?;
     let scores = r.xnli.iter().map(|(l, a)| (l.clone(), a.accuracy.accuracy)).collect();

@@ -406,7 +406,7 @@ pub fn train_with_selection(
             losses.push(report.loss);
             pb.inc(1);
             let t = opt.steps();
-            if k + 1 == chunks.len() || (plan.eval_every > 0 && t % plan.eval_every == 0) {
+            if k + 1 == chunks.len() || (plan.eval_every > 0 && t.is_multiple_of(plan.eval_every)) {
                 let score = dev_score()?;
                 let point = DevPoint { step: t, epoch, score };
                 history.push(point);
@@ -420,7 +420,7 @@ pub fn train_with_selection(
                 }
                 let best_score = best.as_ref().map_or(score, |(b, _)| b.score);
                 pb.set_message(format!("dev {score:.3} (best {best_score:.3})"));
-            } else if t % 10 == 0 {
+            } else if t.is_multiple_of(10) {
                 let n = losses.len().min(50);
                 let recent = losses[losses.len() - n..].iter().sum::<f64>() / n as f64;
                 pb.set_message(format!("loss {recent:.3}"));

@@ -346,7 +346,7 @@ pub fn train(
         let tps = tokens_per_step / started.elapsed().as_secs_f64().max(1e-9);
         summary.losses.push((t, lang.clone(), loss_v));
         let mut record = serde_json::json!({"step": t, "lang": lang, "loss": loss_v, "lr": lr, "tokens_per_s": tps});
-        let eval_now = (cfg.eval_every > 0 && t % cfg.eval_every == 0) || t == cfg.steps;
+        let eval_now = (cfg.eval_every > 0 && t.is_multiple_of(cfg.eval_every)) || t == cfg.steps;
         let mut improved = false;
         if eval_now {
             let mut ppl = BTreeMap::new();
@@ -363,12 +363,12 @@ pub fn train(
             summary.valid_ppl = ppl;
         }
         append_jsonl(&metrics, &record)?;
-        if improved || (cfg.checkpoint_every > 0 && t % cfg.checkpoint_every == 0) || t == cfg.steps {
+        if improved || (cfg.checkpoint_every > 0 && t.is_multiple_of(cfg.checkpoint_every)) || t == cfg.steps {
             save_state(&mut state, &batchers);
             if improved {
                 checkpoint::save(&out_dir.join("best"), &vs, &cfg.model, &adam, &state)?;
             }
-            if (cfg.checkpoint_every > 0 && t % cfg.checkpoint_every == 0) || t == cfg.steps {
+            if (cfg.checkpoint_every > 0 && t.is_multiple_of(cfg.checkpoint_every)) || t == cfg.steps {
                 checkpoint::save(&last_dir, &vs, &cfg.model, &adam, &state)?;
             }
         }

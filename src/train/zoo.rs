@@ -4,6 +4,10 @@
 //! `key = sha256(MODEL_CACHE_FORMAT ‖ run config as JSON ‖ sha256 of every data file the run reads)`, first 16
 //! hex digits; the folder is `<root>/<label>-<key>/` with the run's usual layout (`run.toml`, `corpora/`,
 //! `tokenizer/`, `last/`, `best/`). The root is `$CROSSLING_MODELS`, else `<user cache>/crossling/models`.
+//!
+//! Processes share the cache: [`ensure_trained`] holds an exclusive advisory lock on `<label>-<key>.lock` beside
+//! the folder while it checks and trains, so two figure runs that need the same model train it once — the second
+//! waits, then finds it done.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -90,6 +94,7 @@ pub fn ensure_trained(
     let safe_label: String =
         label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
     let dir = root.join(format!("{safe_label}-{key}"));
+    let _lock = lock_model(root, &format!("{safe_label}-{key}"))?;
     if fresh && dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     }
@@ -99,6 +104,28 @@ pub fn ensure_trained(
         run_pretraining(cfg, catalog, roots, &dir, resume)?;
     }
     Ok(CachedModel { label: safe_label, key, dir, config: cfg.clone(), data })
+}
+
+/// Takes the cache lock of model `name` under `root`, waiting (with a message) while another process holds it.
+/// The lock is released when the returned file is dropped, or when the process ends.
+fn lock_model(root: &Path, name: &str) -> Result<std::fs::File> {
+    std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
+    let path = root.join(format!("{name}.lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(&path, e))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            eprintln!("model {name}: another process is preparing it; waiting for {}", path.display());
+            file.lock().map_err(|e| Error::io(&path, e))?;
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+    }
+    Ok(file)
 }
 
 #[cfg(test)]
@@ -123,5 +150,16 @@ mod tests {
         assert_ne!(k, cache_key(&a, &d2).unwrap());
         let cs = preset("extra-anchors", "en-fr", "smoke").unwrap();
         assert!(run_data_files(&cs, &catalog).unwrap().contains_key("dict/muse/en-fr.dict"));
+    }
+
+    #[test]
+    fn the_model_lock_is_exclusive_and_released_on_drop() {
+        let root = tempfile::tempdir().unwrap();
+        let held = lock_model(root.path(), "m-0").unwrap();
+        let other = std::fs::OpenOptions::new().write(true).open(root.path().join("m-0.lock")).unwrap();
+        assert!(matches!(other.try_lock(), Err(std::fs::TryLockError::WouldBlock)));
+        assert!(lock_model(root.path(), "m-1").is_ok(), "locks are per model");
+        drop(held);
+        other.try_lock().unwrap();
     }
 }

@@ -419,7 +419,7 @@ pub unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
 pub fn dot_with<const AVX2: bool>(a: &[f32], b: &[f32]) -> f32 {
     #[cfg(target_arch = "x86_64")]
     if AVX2 {
-        debug_assert!(a.len() == b.len() && a.len() % LANES == 0);
+        debug_assert!(a.len() == b.len() && a.len().is_multiple_of(LANES));
         // SAFETY: AVX2 is only set by kernels that checked the CPU; rows are padded to LANES.
         return unsafe { dot_avx2(a, b) };
     }
