@@ -208,6 +208,11 @@ def figure_notebook(f):
         "use crossling::script::render::{notebook_display, render_record};\n"
         "use crossling::script::runner::{run_script, RunOptions};\n"
         "\n"
+        "/// `p` relative to the project when inside it (so the outputs read the same on every machine).\n"
+        "fn shown(project: &std::path::Path, p: &std::path::Path) -> String {\n"
+        "    p.strip_prefix(project).unwrap_or(p).display().to_string()\n"
+        "}\n"
+        "\n"
         f'let id = "{fid}";\n'
         'let scale = std::env::var("CROSSLING_SCALE").unwrap_or_else(|_| "cpu".to_string());\n'
         'let project = std::fs::canonicalize("..")?;\n'
@@ -217,7 +222,7 @@ def figure_notebook(f):
         '    None => project.join("out").join("notebooks").join(&scale),\n'
         "};\n"
         'let script = figures::scripts_dir().join(format!("{id}.rhai"));\n'
-        'println!("{id} at {scale} scale: {} -> {}", script.display(), out_dir.display());'))
+        'println!("{id} at {scale} scale: {} -> {}", shown(&project, &script), shown(&project, &out_dir));'))
     cells.append(new_markdown_cell(
         "## The experiment\n\n"
         f"The whole experiment is this Rhai script{' and the library modules it imports' if libs else ''}: "
@@ -238,7 +243,7 @@ def figure_notebook(f):
         'opts.device = std::env::var("CROSSLING_DEVICE").unwrap_or_else(|_| "cpu".to_string());\n'
         "let record: FigureRecord = run_script(&script, id, &opts)?;\n"
         'println!("{}: {} ({:.1} s at {} scale) -> {}", record.id, record.title, record.provenance.wall_time_s,\n'
-        '         record.provenance.scale, out_dir.join(format!("{id}.json")).display());'))
+        '         record.provenance.scale, shown(&project, &out_dir.join(format!("{id}.json"))));'))
     cells.append(new_markdown_cell(
         "## The figure\n\n"
         "Rendered from the record (as `cargo run -- plot` does); `notebook_display` hands each PNG or Markdown table "
@@ -247,7 +252,7 @@ def figure_notebook(f):
         "for file in render_record(&record, &out_dir)? {\n"
         "    match notebook_display(&file)? {\n"
         '        Some(block) => println!("{block}"),\n'
-        '        None => println!("also written: {}", file.display()),\n'
+        '        None => println!("also written: {}", shown(&project, &file)),\n'
         "    }\n"
         "};  // the `;` keeps evcxr from also printing the loop's value, ()"))
     cells.append(new_markdown_cell(

@@ -5,11 +5,13 @@
 #   notebooks/check.sh fig7 liu-fig7   only these (ids or .ipynb paths)
 #   CROSSLING_SCALE=cpu notebooks/check.sh --inplace fig7
 #                                      execute into the notebooks themselves (to commit their outputs); the figure
-#                                      outputs then go where the notebook puts them (figures/ at cpu scale)
+#                                      outputs go to out/notebooks/SCALE/figures/, so the records in figures/ (with
+#                                      the provenance of their full runs) stay as they are
 #
 # Environment: CROSSLING_SCALE (default smoke here); CHECK_OUT=DIR keeps the executed notebooks and figure outputs
-# there (default: a temporary folder, removed on success); CHECK_TIMEOUT per cell in seconds (default 3600: the
-# first cell compiles crossling inside the kernel). The committed notebooks and figures/ are never written.
+# there (default: a temporary folder, removed on success; out/notebooks/SCALE with --inplace); CHECK_TIMEOUT per cell
+# in seconds (default 3600: the first cell compiles crossling inside the kernel). figures/ is never written, and the
+# committed notebooks only with --inplace.
 # Needs ./setup.sh --notebooks. The notebooks are first checked against notebooks/build.py (build.py --check).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,12 +27,14 @@ kernels="$("$JUPYTER" kernelspec list 2>/dev/null || true)"
 INPLACE=0
 if [ "${1:-}" = "--inplace" ]; then INPLACE=1; shift; fi
 export CROSSLING_SCALE="${CROSSLING_SCALE:-smoke}"
-OUT="${CHECK_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/crossling-notebooks-XXXXXX")}"
-mkdir -p "$OUT"
-if [ "$INPLACE" = 0 ]; then
-  mkdir -p "$OUT/figures"
-  export CROSSLING_NOTEBOOK_OUT="$OUT/figures"
+if [ "$INPLACE" = 1 ]; then
+  OUT="${CHECK_OUT:-$ROOT/out/notebooks/$CROSSLING_SCALE}"
+else
+  OUT="${CHECK_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/crossling-notebooks-XXXXXX")}"
 fi
+mkdir -p "$OUT/figures"
+OUT="$(cd "$OUT" && pwd)"   # absolute: the kernel runs in notebooks/
+export CROSSLING_NOTEBOOK_OUT="$OUT/figures"
 
 notebooks=()
 if [ $# -eq 0 ]; then
@@ -96,4 +100,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   echo "check: failed: ${failed[*]}" >&2
   exit 1
 fi
-if [ -n "${CHECK_OUT:-}" ]; then echo "check: executed notebooks and outputs in $OUT"; else rm -rf "$OUT"; fi
+if [ -n "${CHECK_OUT:-}" ] || [ "$INPLACE" = 1 ]; then echo "check: executed notebooks and outputs in $OUT"; else rm -rf "$OUT"; fi
