@@ -88,15 +88,23 @@ for spec in sys.argv[1:]:
 PY
 }
 
-# The Python reference tools, pinned; pip is only called when one is missing or at another version.
-missing_tools="$(missing_specs "${PY_TOOLS[@]}")"
-if [ -n "$missing_tools" ]; then
-  say "installing the reference tools ${PY_TOOLS[*]} (used by tests and benchmarks)"
-  "$VPY" -m pip install --disable-pip-version-check --quiet "${PY_TOOLS[@]}" \
-    || die "pip could not install ${PY_TOOLS[*]}; check the network / PyPI access and re-run ./setup.sh"
-else
-  say "reference tools ${PY_TOOLS[*]} already installed"
-fi
+# Installs the pinned specs "$@" into the venv unless all are there at their versions (pip is only called then).
+# $1: what they are, for the messages (e.g. "Jupyter"); $2: the command that re-runs this step; $3: the install message.
+ensure_specs() {
+  local what="$1" rerun="$2" installing="$3"
+  shift 3
+  if [ -n "$(missing_specs "$@")" ]; then
+    say "$installing"
+    "$VPY" -m pip install --disable-pip-version-check --quiet "$@" \
+      || die "pip could not install $*; check the network / PyPI access and re-run $rerun"
+  else
+    say "$what $* already installed"
+  fi
+}
+
+# The Python reference tools, pinned.
+ensure_specs "reference tools" ./setup.sh \
+  "installing the reference tools ${PY_TOOLS[*]} (used by tests and benchmarks)" "${PY_TOOLS[@]}"
 
 # A stable path for .cargo/config.toml: .venv/libtorch -> site-packages/torch (holds include/ and lib/).
 TORCH_DIR="$("$VPY" -c 'import importlib.util, pathlib; print(pathlib.Path(importlib.util.find_spec("torch").origin).parent)')"
@@ -105,14 +113,7 @@ ln -sfn "$TORCH_DIR" "$VENV/libtorch"
 say "libtorch: $VENV/libtorch -> $TORCH_DIR"
 
 if [ "$NOTEBOOKS" = 1 ]; then
-  missing_nb="$(missing_specs "${NB_TOOLS[@]}")"
-  if [ -n "$missing_nb" ]; then
-    say "installing Jupyter ${NB_TOOLS[*]} into $VENV"
-    "$VPY" -m pip install --disable-pip-version-check --quiet "${NB_TOOLS[@]}" \
-      || die "pip could not install ${NB_TOOLS[*]}; check the network / PyPI access and re-run ./setup.sh --notebooks"
-  else
-    say "Jupyter ${NB_TOOLS[*]} already installed"
-  fi
+  ensure_specs "Jupyter" "./setup.sh --notebooks" "installing Jupyter ${NB_TOOLS[*]} into $VENV" "${NB_TOOLS[@]}"
 
   # The evcxr Jupyter kernel, built once into .tools/evcxr (cargo records what it installed in .crates.toml).
   EVCXR_ROOT="$ROOT/.tools/evcxr"

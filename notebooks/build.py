@@ -66,7 +66,7 @@ FIGURES = [
                "on word-aligned parallel sentences, support zero-shot transfer (NER, parsing) through task layers "
                "trained on English (\"MLM align\"), compared with a bilingual model (\"biMLM\").",
          data="XNLI dev + test (maps); PAN-X; UD LinES, ParTUT, EWT, GSD; 4 `mono` + 3 `default` models.",
-         cpu_time="47 min 51 s (mono models cached)"),
+         cpu_time="46 min 23 s with its models cached (about 3 min per model otherwise)"),
     dict(id="fig6", study="Emerging", ref="Figure 6", title="Sentence retrieval after Procrustes per layer",
          claim="Sentence representations of separately trained monolingual models are related by a linear map: "
                "after Procrustes (fit on parallel sentences) a sentence retrieves its translation, at every layer.",
@@ -83,7 +83,7 @@ FIGURES = [
                "(shared subwords) and parameter sharing: transfer emerges even without shared vocabulary or with "
                "different domains; sharing the upper layers is what matters most.",
          data="MNLI, XNLI dev; PAN-X; UD LinES, ParTUT, EWT, GSD; 10 ablations x en-fr/ru/zh.",
-         cpu_time="not run yet (30 bilingual models and 90 fine-tunings, about 4 hours)",
+         cpu_time="not run yet (30 bilingual models and 90 fine-tunings, about 10 hours on one thread)",
          paper="The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`)."),
     dict(id="liu-fig1", study="Liu", ref="Figure 1", title="Word retrieval MRR, small data",
          claim="A multilingual BERT against GloVe and word2vec trained on exactly the same (small) data: "
