@@ -50,15 +50,55 @@ pub fn torch_info() -> TorchInfo {
 
 /// libtorch's CPU generator is global to the process. [`crate::train::train`] holds this lock for its whole run (seeding,
 /// initialisation, dropout), so concurrent `train` calls in one process — parallel tests — stay reproducible;
-/// other code that draws from libtorch's generator should hold it too. Not re-entrant.
-pub fn torch_rng_lock() -> std::sync::MutexGuard<'static, ()> {
+/// every other draw from libtorch's generator (random initialisation included: [`crate::model::MlmModel::new`] takes
+/// it) holds it too, so a draw on one thread cannot advance the generator between another thread's seed and its
+/// draws. Re-entrant on one thread: a holder may call code that takes it again.
+pub fn torch_rng_lock() -> TorchRngGuard {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    let depth = RNG_DEPTH.with(|d| d.get());
+    let outer = (depth == 0).then(|| LOCK.lock().unwrap_or_else(|e| e.into_inner()));
+    RNG_DEPTH.with(|d| d.set(depth + 1));
+    TorchRngGuard { _outer: outer }
+}
+
+thread_local! {
+    /// How many [`TorchRngGuard`]s this thread holds.
+    static RNG_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Held access to libtorch's generator (see [`torch_rng_lock`]); the mutex is released when the outermost guard of
+/// the thread drops. Not `Send`: it belongs to the thread that took it.
+#[must_use = "the generator is only held while the guard lives"]
+pub struct TorchRngGuard {
+    _outer: Option<std::sync::MutexGuard<'static, ()>>,
+}
+
+impl Drop for TorchRngGuard {
+    fn drop(&mut self) {
+        RNG_DEPTH.with(|d| d.set(d.get() - 1));
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rng_lock_is_reentrant_and_exclusive_across_threads() {
+        let outer = torch_rng_lock();
+        let inner = torch_rng_lock(); // the same thread: no deadlock
+        let (tx, rx) = std::sync::mpsc::channel();
+        let other = std::thread::spawn(move || {
+            let _g = torch_rng_lock();
+            tx.send(()).unwrap();
+        });
+        drop(inner);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(rx.try_recv().is_err(), "another thread got the lock while this one held it");
+        drop(outer);
+        rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+        other.join().unwrap();
+    }
 
     #[test]
     fn libtorch_is_linked_and_computes() {

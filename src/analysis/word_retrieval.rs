@@ -63,6 +63,7 @@ mod tests {
 
     #[test]
     fn ranks_by_cosine_against_a_brute_force_count() {
+        let _rng = crate::device::torch_rng_lock();
         tch::manual_seed(3);
         let src = Tensor::randn([7, 5], (Kind::Float, tch::Device::Cpu));
         let cand = Tensor::randn([11, 5], (Kind::Float, tch::Device::Cpu)) * 3.0;

@@ -161,6 +161,7 @@ mod tests {
     use crate::model::ModelConfig;
 
     fn tiny() -> (tch::nn::VarStore, MlmModel) {
+        let _rng = crate::device::torch_rng_lock();
         tch::manual_seed(5);
         let vs = tch::nn::VarStore::new(Device::Cpu);
         let cfg =

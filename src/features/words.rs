@@ -93,6 +93,7 @@ mod tests {
 
     #[test]
     fn averages_over_occurrences() {
+        let _rng = crate::device::torch_rng_lock();
         tch::manual_seed(9);
         let vs = tch::nn::VarStore::new(Device::Cpu);
         let cfg =

@@ -75,6 +75,7 @@ pub struct MlmModel {
 impl MlmModel {
     /// Validates `cfg` and builds the model under `p` (usually `vs.root()`).
     pub fn new(p: &nn::Path, cfg: &ModelConfig) -> Result<Self> {
+        let _rng = crate::device::torch_rng_lock(); // initialisation draws from libtorch's global generator
         let encoder = Encoder::new(&(p / "bert"), cfg)?;
         let head = MlmHead::new(&(p / "cls" / "predictions"), cfg)?;
         Ok(MlmModel { encoder, head })
