@@ -8,6 +8,7 @@
 //! Modules follow the flow of `DESIGN.md`:
 //! - [`analysis`]: normalization, Procrustes, NN / CSLS / inverted-softmax retrieval and its metrics, CKA,
 //!   bootstrap intervals, `.npy` / `.safetensors` arrays.
+//! - [`atomic_file`]: whole-file writes through a temporary sibling and a rename.
 //! - [`data`]: manifests, resolution (mirror ▸ cache ▸ download) with sha256 checks, one reader per format.
 //! - [`device`]: device selection and facts about the linked libtorch.
 //! - [`text`]: corpus building (per-language streams, splits, caps, domains, sentence splitting, Chinese
@@ -17,6 +18,7 @@
 //! - [`plot`]: figures (line, grouped bars, heat maps, schematics, panel grids) from serde chart specs to PNG +
 //!   SVG with a bundled font, and result tables to Markdown + CSV.
 pub mod analysis;
+pub mod atomic_file;
 pub mod data;
 pub mod device;
 pub mod error;

@@ -50,16 +50,6 @@ fn cache_file(
     Ok(models_dir.join("analysis").join(format!("mds-{}.json", &hash[..16])))
 }
 
-pub(super) fn write_atomic(path: &std::path::Path, text: &str) -> crate::error::Result<()> {
-    use crate::error::Error;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    }
-    let tmp = path.with_extension(format!("json.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
-}
-
 fn non_empty_texts(a: &Array, what: &str) -> Res<Vec<String>> {
     let v = strings(a, what)?;
     if v.iter().all(|t| t.trim().is_empty()) {
@@ -132,7 +122,7 @@ pub fn module(session: &Session) -> Module {
                 _ => {
                     let out = mds_grid(&loaded, &spec).map_err(rhai_err)?;
                     let v = serde_json::to_value(&out).map_err(|e| rhai_err(e.to_string()))?;
-                    write_atomic(&cache, &v.to_string()).map_err(rhai_err)?;
+                    crate::atomic_file::write_atomic(&cache, v.to_string()).map_err(rhai_err)?;
                     rhai::serde::to_dynamic(v)?.cast::<Map>()
                 }
             };

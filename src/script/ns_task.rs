@@ -304,7 +304,7 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
     session.note_data(&files);
     session.env.log.push(format!("task {task} on {}: English dev {en_dev:.4}, {}", model.name, scores_line(&scores)));
     let run = GridRun { setting: overrides.clone(), en_dev, scores, result };
-    super::ns_lang::write_atomic(
+    crate::atomic_file::write_atomic(
         &cache,
         &serde_json::to_string(&(&run, &files)).map_err(|e| Error::Invalid(e.to_string()))?,
     )?;

@@ -115,7 +115,7 @@ pub fn run(session: &Session, rep: Dynamic, opts: &Map) -> Result<GridRun> {
     session.note_data(&r.files);
     session.env.log.push(format!("{label}: English dev {:.4}, {}", r.en_dev_accuracy, scores_line(&scores)));
     let run = GridRun { setting: JsonMap::new(), en_dev: r.en_dev_accuracy, scores, result: json(&r)? };
-    super::ns_lang::write_atomic(
+    crate::atomic_file::write_atomic(
         &cache,
         &serde_json::to_string(&(&run, &r.files)).map_err(|e| Error::Invalid(e.to_string()))?,
     )?;

@@ -77,13 +77,8 @@ impl FigureRecord {
 
     /// Writes the record atomically (temporary file, then rename).
     pub fn save(&self, path: &Path) -> Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
         let text = serde_json::to_string_pretty(self).map_err(|e| Error::Invalid(format!("record: {e}")))?;
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, text + "\n").map_err(|e| Error::io(&tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+        crate::atomic_file::write_atomic(path, text + "\n")
     }
 }
 

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::record::FigureRecord;
+use crate::atomic_file::write_atomic;
 use crate::error::{Error, Result};
 use crate::plot::{ChartSpec, Table};
 
@@ -12,12 +13,6 @@ fn stem(out_dir: &Path, id: &str, i: usize) -> PathBuf {
     } else {
         out_dir.join(format!("{id}-{}", i + 1))
     }
-}
-
-fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("")));
-    std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
 /// Parses a chart spec from a record.
@@ -44,7 +39,7 @@ pub fn render_record(record: &FigureRecord, out_dir: &Path) -> Result<Vec<PathBu
         let mut text = table.to_markdown()?;
         text.push_str(&format!("\n{}\n", record.caption));
         write_atomic(&md, &text)?;
-        write_atomic(&csv, &table.to_csv()?)?;
+        write_atomic(&csv, table.to_csv()?)?;
         written.extend([md, csv]);
     }
     Ok(written)

@@ -37,6 +37,7 @@
 //! * PerLanguageUnion / NoAnchors: one Hugging Face tokenizer per language, `tokenizer.<lang>.json`, with local
 //!   ids; one merged HF tokenizer cannot reproduce per-language segmentation, so the global id of a token is found
 //!   through the vocabulary in `crossling-tokenizer.json`.
+use crate::atomic_file::write_atomic;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
@@ -366,11 +367,11 @@ impl CrossTokenizer {
         };
         for (t, name) in self.hf.iter().zip(&files) {
             let json = t.to_string(true).map_err(|e| Error::Invalid(format!("serializing tokenizer {name}: {e}")))?;
-            write_atomic(&dir.join(name), json.as_bytes())?;
+            write_atomic(&dir.join(name), json)?;
         }
         let meta = serde_json::to_string_pretty(&self.meta)
             .map_err(|e| Error::Invalid(format!("serializing {META_FILE}: {e}")))?;
-        write_atomic(&dir.join(META_FILE), meta.as_bytes())
+        write_atomic(&dir.join(META_FILE), meta)
     }
 
     /// Load what [`CrossTokenizer::save`] wrote.
@@ -403,14 +404,6 @@ fn global_string(scheme: AnchorScheme, langs: &[String], k: usize, tok: &str) ->
     } else {
         tok.to_string()
     }
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
 fn normalizer(lowercase: bool) -> NormalizerWrapper {
