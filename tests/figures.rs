@@ -18,6 +18,11 @@ fn crossling(args: &[&str], data: &Path, work: &Path) -> Output {
         .expect("run crossling")
 }
 
+/// `crossling run SCRIPT` at `smoke` into `out`.
+fn run_script(script: &Path, out: &Path, data: &Path, work: &Path) -> Output {
+    crossling(&["run", script.to_str().unwrap(), "--scale", "smoke", "--out", out.to_str().unwrap()], data, work)
+}
+
 fn sha(path: &Path) -> String {
     crossling::data::resolve::hash_file(path, false).unwrap().1
 }
@@ -77,11 +82,7 @@ fn every_figure_script_runs_at_smoke_scale_and_re_renders_from_its_json() {
     // cache it trains nothing and reports table1's numbers.
     let prefill = work.path().join("prefill.rhai");
     std::fs::write(&prefill, "import \"lib/transfer\" as tr;\ntr::prefill_backwards();\n").unwrap();
-    let o = crossling(
-        &["run", prefill.to_str().unwrap(), "--scale", "smoke", "--out", out.to_str().unwrap()],
-        &data,
-        work.path(),
-    );
+    let o = run_script(&prefill, &out, &data, work.path());
     assert!(o.status.success(), "{}", text(&o));
     let read = |id: &str| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(out.join(format!("{id}.json"))).unwrap()).unwrap()
@@ -153,11 +154,7 @@ fn list_unknown_ids_and_script_errors() {
     let out = work.path().join("out");
     let bad = work.path().join("bad.rhai");
     std::fs::write(&bad, "let n = 3;\nlet x = data::xnli_parallel([\"en\", \"xx\"], n);\n").unwrap();
-    let o = crossling(
-        &["run", bad.to_str().unwrap(), "--scale", "smoke", "--out", out.to_str().unwrap()],
-        &data,
-        work.path(),
-    );
+    let o = run_script(&bad, &out, &data, work.path());
     let msg = text(&o);
     assert!(!o.status.success() && msg.contains("bad.rhai:2:"), "{msg}");
     assert!(!out.join("bad.json").exists(), "a failed run writes no record");

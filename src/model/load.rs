@@ -69,10 +69,8 @@ impl LoadedModel {
                 serde_json::from_str(&text).map_err(|e| Error::format_file(&cfg_path, format!("invalid JSON: {e}")))?;
             return if is_hf_config(&v) { open_hf(dir, device) } else { open_checkpoint(dir, device) };
         }
-        for sub in ["best", "last"] {
-            if dir.join(sub).join(MODEL_FILE).is_file() {
-                return LoadedModel::open(&dir.join(sub), device);
-            }
+        if let Some(checkpoint) = run_checkpoint(dir) {
+            return LoadedModel::open(&checkpoint, device);
         }
         Err(Error::Invalid(format!(
             "{} is not a model folder: expected config.json (a crossling checkpoint or a Hugging Face BERT folder) \
@@ -151,6 +149,12 @@ fn open_hf(dir: &Path, device: Device) -> Result<LoadedModel> {
         source: ModelSource { kind: ModelKind::HuggingFace, path: dir.to_path_buf(), weights_sha256 },
         notes,
     })
+}
+
+/// The checkpoint of a crossling training run folder that [`LoadedModel::open`] reads: `best/` if it holds weights,
+/// else `last/`; `None` when neither does.
+pub fn run_checkpoint(run: &Path) -> Option<std::path::PathBuf> {
+    ["best", "last"].into_iter().map(|sub| run.join(sub)).find(|c| c.join(MODEL_FILE).is_file())
 }
 
 fn open_checkpoint(dir: &Path, device: Device) -> Result<LoadedModel> {

@@ -112,9 +112,15 @@ pub fn train_module(session: &Session) -> Module {
             s.env.log.push(format!("model {name}: ready in {}", cached.dir.display()));
             let files: Vec<(String, String)> = cached.data.iter().map(|(p, h)| (p.clone(), h.clone())).collect();
             s.note_data(&files);
+            let checkpoint = crate::model::load::run_checkpoint(&cached.dir)
+                .ok_or_else(|| rhai_err(format!("{}: the trained run has no checkpoint", cached.dir.display())))?;
+            // Recorded when the checkpoint was saved; loading the model checks the file against it.
+            let state = crate::train::checkpoint::read_state(&checkpoint).map_err(rhai_err)?;
             let info = serde_json::json!({
                 "key": cached.key,
                 "dir": cached.dir.display().to_string(),
+                "checkpoint": checkpoint.file_name().map(|n| n.to_string_lossy().into_owned()),
+                "weights_sha256": state.model_sha256,
                 "config": cached.config,
             });
             s.with_record(|r| r.provenance.models.insert(name.clone(), info));
@@ -211,7 +217,10 @@ mod tests {
         let _ = run_text(&s, dir.path(), "m.rhai", script).unwrap();
         assert_eq!(std::fs::metadata(model_dir.join("last/model.safetensors")).unwrap().modified().unwrap(), stamp);
         s.with_record(|r| {
-            assert!(r.provenance.models.contains_key("mono-en"));
+            let m = &r.provenance.models["mono-en"];
+            let weights = model_dir.join(m["checkpoint"].as_str().unwrap()).join("model.safetensors");
+            let sha = crate::train::checkpoint::sha256_file(&weights).unwrap();
+            assert_eq!(m["weights_sha256"], sha.as_str(), "the record names the exact weights");
             assert!(r.provenance.data.keys().any(|p| p.starts_with("mono/en/")));
         });
         assert!(took.as_secs() < 60);
