@@ -133,21 +133,15 @@ impl Table {
         Ok(out)
     }
 
-    /// Writes `out_stem.md` and `out_stem.csv` (each through a temporary file and a rename) and returns both.
+    /// Writes `out_stem.md` and `out_stem.csv` (each with [`crate::atomic_file::write_atomic`], which creates the
+    /// folder) and returns both.
     pub fn write(&self, out_stem: &Path) -> Result<Vec<PathBuf>> {
-        if let Some(parent) = out_stem.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-        }
         let mut written = vec![];
         for (ext, body) in [("md", self.to_markdown()?), ("csv", self.to_csv()?)] {
             let mut path = out_stem.as_os_str().to_owned();
             path.push(format!(".{ext}"));
             let path = PathBuf::from(path);
-            let mut tmp = path.as_os_str().to_owned();
-            tmp.push(format!(".tmp-{}", std::process::id()));
-            let tmp = PathBuf::from(tmp);
-            std::fs::write(&tmp, body).map_err(|e| Error::io(&tmp, e))?;
-            std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+            crate::atomic_file::write_atomic(&path, body)?;
             written.push(path);
         }
         Ok(written)

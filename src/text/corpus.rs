@@ -284,10 +284,8 @@ pub fn build_corpus(catalog: &Catalog, roots: &DataRoots, spec: &CorpusSpec, out
         valid_path,
     };
     let json_path = out_dir.join(format!("{}.corpus.json", spec.lang));
-    let tmp = json_path.with_extension("json.tmp");
     let text = serde_json::to_string_pretty(&summary).map_err(|e| Error::Invalid(e.to_string()))?;
-    std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, &json_path).map_err(|e| Error::io(&json_path, e))?;
+    crate::atomic_file::write_atomic(&json_path, text)?;
     Ok(summary)
 }
 

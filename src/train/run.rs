@@ -155,9 +155,7 @@ pub fn run_pretraining(
             out_dir.display()
         )));
     }
-    let tmp = record.with_extension("toml.tmp");
-    std::fs::write(&tmp, &text).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, &record).map_err(|e| Error::io(&record, e))?;
+    crate::atomic_file::write_atomic(&record, &text)?;
 
     let corpora = out_dir.join("corpora");
     let switch_record = corpora.join("codeswitch.json");
@@ -240,10 +238,8 @@ fn code_switch_corpora(
     }
     let json = serde_json::json!({ "config": cs, "dictionary_pairs": n_pairs, "stats": record });
     let path = corpora.join("codeswitch.json");
-    let tmp = path.with_extension("json.tmp");
     let text = serde_json::to_string_pretty(&json).map_err(|e| Error::Invalid(e.to_string()))?;
-    std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))
+    crate::atomic_file::write_atomic(&path, text)
 }
 
 #[cfg(test)]

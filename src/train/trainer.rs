@@ -399,13 +399,11 @@ fn truncate_metrics(path: &Path, step: u64) -> Result<()> {
     if keep.len() == text.lines().count() {
         return Ok(());
     }
-    let tmp = path.with_extension("jsonl.tmp");
     let mut body = keep.join("\n");
     if !body.is_empty() {
         body.push('\n');
     }
-    std::fs::write(&tmp, body).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    crate::atomic_file::write_atomic(path, body)
 }
 
 #[cfg(test)]
