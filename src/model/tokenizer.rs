@@ -44,7 +44,7 @@ pub struct HfTokenizer {
 #[derive(Debug, Clone)]
 pub enum ModelTokenizer {
     /// A crossling tokenizer; `segment_zh`: segment Chinese with jieba before BPE (true for every crossling run).
-    Crossling { tokenizer: CrossTokenizer, segment_zh: bool },
+    Crossling { tokenizer: Box<CrossTokenizer>, segment_zh: bool },
     /// A Hugging Face tokenizer (all languages share it).
     HuggingFace(HfTokenizer),
 }
@@ -67,7 +67,7 @@ impl From<Encoded> for Tokenized {
 impl ModelTokenizer {
     /// A crossling tokenizer as used by crossling runs (Chinese segmented with jieba).
     pub fn crossling(tokenizer: CrossTokenizer) -> Self {
-        ModelTokenizer::Crossling { tokenizer, segment_zh: true }
+        ModelTokenizer::Crossling { tokenizer: Box::new(tokenizer), segment_zh: true }
     }
 
     /// A Hugging Face tokenizer; the special ids are looked up by the BERT names (`[CLS]`, `[SEP]`, `[PAD]`,
@@ -439,7 +439,7 @@ mod tests {
         assert_eq!(e.words, ["我", "来到", "北京", "清华大学"]);
         let ids: Vec<u32> = e.tokenized.ids[1..e.tokenized.ids.len() - 1].iter().map(|&i| i as u32).collect();
         assert_eq!(ids, tok.encode("我 来到 北京 清华大学", "zh").unwrap());
-        let unseg = ModelTokenizer::Crossling { tokenizer: tok, segment_zh: false };
+        let unseg = ModelTokenizer::Crossling { tokenizer: Box::new(tok), segment_zh: false };
         assert_eq!(unseg.encode_words("我来到北京清华大学", "zh").unwrap().words.len(), 1);
         let hf = wordpiece().encode_words("我来", "zh").unwrap();
         assert_eq!(hf.words, ["我", "来"]);

@@ -105,6 +105,7 @@ impl RunConfig {
         if !self.languages.contains(&self.train.select_lang) {
             return Err(format!("train.select_lang '{}' is not in `languages`", self.train.select_lang));
         }
+        self.tokenizer.validate().map_err(|e| e.to_string())?;
         Ok(())
     }
 
