@@ -464,8 +464,6 @@ fn count_words(path: &Path, norm: &NormalizerWrapper, pre: &BertPreTokenizer) ->
     Ok(counts.into_iter().collect())
 }
 
-/// Sennrich et al. (2016) BPE learning with end-of-word marker. Returns the vocabulary (specials first, then the
-/// sorted alphabet, then merge results in merge order) and the ranked merges.
 /// The characters of `counts` that the alphabet keeps: all of them without `coverage`, else the most frequent (ties
 /// to the smaller character) until their occurrences reach `coverage` of all character occurrences.
 fn covered_characters(counts: &BTreeMap<String, u64>, coverage: Option<f64>) -> BTreeSet<char> {
@@ -490,6 +488,9 @@ fn covered_characters(counts: &BTreeMap<String, u64>, coverage: Option<f64>) -> 
     kept
 }
 
+/// Sennrich et al. (2016) BPE learning with end-of-word marker. Returns the vocabulary (specials first, then the
+/// sorted alphabet, then merge results in merge order) and the ranked merges. Characters outside `coverage`
+/// ([`covered_characters`]) stay out of the alphabet and split the words that contain them.
 fn learn_bpe(
     counts: &BTreeMap<String, u64>,
     vocab_size: usize,
