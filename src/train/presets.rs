@@ -133,6 +133,18 @@ pub fn parse_languages(spec: &str) -> Result<Vec<String>> {
     Ok(langs)
 }
 
+/// Character coverage of a joint vocabulary shared with a language of a rich character set: SentencePiece's
+/// documented value for Chinese and Japanese (Kudo & Richardson 2018; `character_coverage`). Without it the Chinese
+/// alphabet alone fills the `cpu` scale's 8,000 entries of an en–zh vocabulary and English stays in single letters.
+pub const RICH_CHARSET_COVERAGE: f64 = 0.9995;
+
+/// The preset's `character_coverage`: [`RICH_CHARSET_COVERAGE`] for a joint vocabulary of two or more languages one
+/// of which is Chinese or Japanese, else none (every character kept).
+fn character_coverage(scheme: AnchorScheme, languages: &[String]) -> Option<f64> {
+    let rich = languages.iter().any(|l| l == "zh" || l == "ja");
+    (scheme == AnchorScheme::Joint && languages.len() >= 2 && rich).then_some(RICH_CHARSET_COVERAGE)
+}
+
 /// `k` of the study's 8 layers, scaled to `layers`.
 pub fn scaled_depth(k: usize, layers: usize) -> usize {
     ((k as f64 * layers as f64 / 8.0).round() as usize).clamp(1, layers)
@@ -197,6 +209,7 @@ pub fn preset(name: &str, langs: &str, scale: &str) -> Result<RunConfig> {
         group: 64,
     });
     let select_lang = if languages.iter().any(|l| l == "en") { "en".to_string() } else { languages[0].clone() };
+    let character_coverage = character_coverage(scheme, &languages);
     let cfg = RunConfig {
         languages,
         corpus: RunCorpus {
@@ -205,7 +218,7 @@ pub fn preset(name: &str, langs: &str, scale: &str) -> Result<RunConfig> {
             max_bytes: None,
             valid_per_mille: DEFAULT_VALID_PER_MILLE,
         },
-        tokenizer: TokenizerSpec::new(scheme, vocab),
+        tokenizer: TokenizerSpec { character_coverage, ..TokenizerSpec::new(scheme, vocab) },
         train: TrainConfig {
             model,
             seq_len: sc.seq_len,
@@ -269,6 +282,18 @@ mod tests {
             assert_eq!(multi.corpus.datasets.len(), 5);
             assert_eq!(multi.tokenizer.vocab_size, 2 * preset("default", "en-fr", scale).unwrap().tokenizer.vocab_size);
         }
+    }
+
+    #[test]
+    fn joint_vocabularies_with_chinese_limit_the_alphabet() {
+        let cov = |name: &str, langs: &str| preset(name, langs, "cpu").unwrap().tokenizer.character_coverage;
+        assert_eq!(cov("default", "en-zh"), Some(RICH_CHARSET_COVERAGE));
+        assert_eq!(cov("sep-emb-l1-6", "en-zh"), Some(RICH_CHARSET_COVERAGE));
+        assert_eq!(cov("multilingual", "en-fr-de-ru-zh"), Some(RICH_CHARSET_COVERAGE));
+        assert_eq!(cov("no-anchors", "en-zh"), None);
+        assert_eq!(cov("default-anchors", "en-zh"), None);
+        assert_eq!(cov("default", "en-fr"), None);
+        assert_eq!(cov("mono", "zh"), None);
     }
 
     #[test]
