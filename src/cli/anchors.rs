@@ -1,4 +1,5 @@
-//! `crossling anchors`: shared token types of two languages under a trained tokenizer, and their share of tokens.
+//! `crossling anchors`: shared token types of two languages under a trained tokenizer, and their share of tokens;
+//! each corpus's tokens per word and `[UNK]` share, and the vocabulary's Han entries.
 use anyhow::{bail, Result};
 use clap::Args;
 use std::path::PathBuf;
@@ -43,6 +44,14 @@ pub fn run(args: AnchorsArgs) -> Result<()> {
             100.0 * s.shared_token_share_a,
             100.0 * s.shared_token_share_b
         );
+        println!(
+            "tokens per word: {la} {:.2}, {lb} {:.2}; [UNK] share: {la} {:.2}%, {lb} {:.2}%",
+            s.tokens_per_word_a,
+            s.tokens_per_word_b,
+            100.0 * s.unk_share_a,
+            100.0 * s.unk_share_b
+        );
+        println!("vocabulary: {} entries, {} holding a Han character", s.vocab_size, s.han_entries);
     }
     Ok(())
 }

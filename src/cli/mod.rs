@@ -41,7 +41,8 @@ enum Command {
     Data(data::DataCommand),
     /// Pre-train a masked language model from a run config (corpora → tokenizer → MLM training).
     Train(train::TrainArgs),
-    /// Anchor statistics of a trained tokenizer on two languages' corpora: shared token types and their share.
+    /// Anchor statistics of a trained tokenizer on two languages' corpora: shared token types and their share,
+    /// tokens per word, [UNK] share, Han entries of the vocabulary.
     Anchors(anchors::AnchorsArgs),
     /// Representation analysis: CKA, Procrustes alignment, word and sentence retrieval, means of language / MDS.
     #[command(subcommand)]

@@ -717,7 +717,7 @@ pub(crate) mod tests {
     }
 
     /// `en` words over a small alphabet, and a "logographic" language of 400 distinct characters, each rare.
-    fn write_many_character_corpora(dir: &Path) -> Vec<(String, PathBuf)> {
+    pub(crate) fn write_many_character_corpora(dir: &Path) -> Vec<(String, PathBuf)> {
         let en = dir.join("en.txt");
         std::fs::write(&en, "the lower cat sat on the newer mat\n".repeat(40)).unwrap();
         let zh = dir.join("zh.txt");
