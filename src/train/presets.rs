@@ -16,6 +16,8 @@
 //! | `sep-emb-l1-3`, `sep-emb-l1-6` | 2 | both |
 //!
 //! Languages are given as one hyphenated list (`en`, `en-fr`, `en-fr-de-ru-zh`); the ablations take exactly two.
+//! A pair's joint vocabulary that includes Chinese or Japanese limits its alphabet by SentencePiece's
+//! `character_coverage` ([`RICH_CHARSET_COVERAGE`]; [`CODESWITCHED_RICH_CHARSET_COVERAGE`] for `extra-anchors`).
 //! Languages are sampled during training with probability ∝ (share of sentences)^0.7 (see
 //! [`crate::text::sampling`]).
 //!
