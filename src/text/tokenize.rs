@@ -510,26 +510,27 @@ fn learn_bpe(
     };
     let kept = covered_characters(counts, coverage);
     let is_kept = |s: &str| s.chars().next().is_some_and(|c| kept.contains(&c));
-    let alphabet: BTreeSet<String> = counts.keys().flat_map(|w| symbols_of(w)).filter(|s| is_kept(s)).collect();
+    let symbols: Vec<(Vec<String>, i64)> = counts.iter().map(|(w, &n)| (symbols_of(w), n as i64)).collect();
+    let alphabet: BTreeSet<&String> = symbols.iter().flat_map(|(syms, _)| syms).filter(|s| is_kept(s)).collect();
     for s in alphabet {
-        if !index.contains_key(&s) {
+        if !index.contains_key(s) {
             index.insert(s.clone(), vocab.len() as u32);
-            vocab.push(s);
+            vocab.push(s.clone());
         }
     }
     // A word is learnt from as its runs of kept symbols: a dropped character ([UNK] when encoding) breaks it.
     let mut words: Vec<(Vec<u32>, i64)> = Vec::new();
-    for (w, &n) in counts {
+    for (syms, n) in symbols {
         let mut run = Vec::new();
-        for s in symbols_of(w) {
+        for s in syms {
             if is_kept(&s) {
                 run.push(index[&s]);
             } else if !run.is_empty() {
-                words.push((std::mem::take(&mut run), n as i64));
+                words.push((std::mem::take(&mut run), n));
             }
         }
         if !run.is_empty() {
-            words.push((run, n as i64));
+            words.push((run, n));
         }
     }
     let mut pair_counts: HashMap<(u32, u32), i64> = HashMap::new();
