@@ -9,6 +9,7 @@
 //! - [`analysis`]: normalization, Procrustes, NN / CSLS / inverted-softmax retrieval and its metrics, CKA,
 //!   bootstrap intervals, `.npy` / `.safetensors` arrays.
 //! - [`atomic_file`]: whole-file writes through a temporary sibling and a rename.
+//! - [`claims`]: the papers' claims as predicates over scores with intervals, the verdict rule, `REPRODUCTION.md`.
 //! - [`data`]: manifests, resolution (mirror ▸ cache ▸ download) with sha256 checks, one reader per format.
 //! - [`device`]: device selection and facts about the linked libtorch.
 //! - [`text`]: corpus building (per-language streams, splits, caps, domains, sentence splitting, Chinese
@@ -19,6 +20,7 @@
 //!   SVG with a bundled font, and result tables to Markdown + CSV.
 pub mod analysis;
 pub mod atomic_file;
+pub mod claims;
 pub mod data;
 pub mod device;
 pub mod error;

@@ -59,6 +59,39 @@ pub fn mean_interval(values: &[f64], resamples: usize, level: f64, seed: u64) ->
     Ok(Interval { estimate, low: percentile(&means, tail), high: percentile(&means, 1.0 - tail), level })
 }
 
+/// Percentile bootstrap interval of a ratio of sums `Σ num_i / Σ den_i` over items `(num_i, den_i)`, resampling
+/// the items: span F1 from per-sentence counts (`num = 2·tp`, `den = 2·tp + fp + fn`), attachment scores from
+/// per-sentence (correct, tokens). A resample whose denominators sum to zero counts as 0.
+pub fn ratio_interval(items: &[(f64, f64)], resamples: usize, level: f64, seed: u64) -> Result<Interval> {
+    if items.is_empty() || resamples == 0 || !(level > 0.0 && level < 1.0) {
+        return Err(Error::Invalid(format!(
+            "bootstrap needs items ({}), resamples ≥ 1 ({resamples}) and a level in (0, 1) ({level})",
+            items.len()
+        )));
+    }
+    let ratio = |num: f64, den: f64| if den == 0.0 { 0.0 } else { num / den };
+    let n = items.len();
+    let (num, den) = items.iter().fold((0.0, 0.0), |(a, b), &(x, y)| (a + x, b + y));
+    let mut rng = SplitMix64(seed);
+    let mut stats: Vec<f64> = (0..resamples)
+        .map(|_| {
+            let (a, b) = (0..n).fold((0.0, 0.0), |(a, b), _| {
+                let (x, y) = items[rng.below(n)];
+                (a + x, b + y)
+            });
+            ratio(a, b)
+        })
+        .collect();
+    stats.sort_by(f64::total_cmp);
+    let tail = (1.0 - level) / 2.0;
+    Ok(Interval {
+        estimate: ratio(num, den),
+        low: percentile(&stats, tail),
+        high: percentile(&stats, 1.0 - tail),
+        level,
+    })
+}
+
 /// Intervals for P@1, P@5, P@10 and MRR of one direction, resampling the evaluated source words (the same
 /// resamples for every metric, so the four intervals come from one seed).
 pub fn word_intervals(eval: &WordEval, resamples: usize, level: f64, seed: u64) -> Result<[Interval; 4]> {
@@ -93,6 +126,21 @@ mod tests {
         let k = mean_interval(&[0.5; 10], 100, 0.9, 1).unwrap();
         assert_eq!((k.low, k.high), (0.5, 0.5));
         assert!(mean_interval(&[], 10, 0.9, 1).is_err() && mean_interval(&[1.0], 10, 1.0, 1).is_err());
+    }
+
+    #[test]
+    fn ratio_intervals_resample_items_not_tokens() {
+        // 200 sentences: half with 3 of 4 tokens right, half with 1 of 2: LAS = (300 + 100) / (400 + 200).
+        let items: Vec<(f64, f64)> = (0..200).map(|i| if i % 2 == 0 { (3.0, 4.0) } else { (1.0, 2.0) }).collect();
+        let a = ratio_interval(&items, 1000, 0.95, 5).unwrap();
+        assert!((a.estimate - 400.0 / 600.0).abs() < 1e-12);
+        assert!(a.low < a.estimate && a.estimate < a.high, "{a:?}");
+        assert_eq!(a, ratio_interval(&items, 1000, 0.95, 5).unwrap());
+        // Identical items leave no spread; an all-zero denominator is 0, not NaN.
+        let k = ratio_interval(&[(1.0, 2.0); 20], 100, 0.95, 1).unwrap();
+        assert_eq!((k.estimate, k.low, k.high), (0.5, 0.5, 0.5));
+        assert_eq!(ratio_interval(&[(0.0, 0.0); 3], 10, 0.95, 1).unwrap().estimate, 0.0);
+        assert!(ratio_interval(&[], 10, 0.95, 1).is_err());
     }
 
     #[test]

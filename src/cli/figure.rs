@@ -22,6 +22,10 @@ pub struct RunArgs {
     /// The seed every random choice derives from.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Repeat the whole figure over N seeds (SEED, SEED+1, …; models trained and cached per seed): the record's
+    /// scores give the mean, standard deviation, per-seed values and an interval over seeds.
+    #[arg(long, default_value_t = 1)]
+    seeds: usize,
     /// Retrain and re-extract instead of using cached models.
     #[arg(long)]
     fresh: bool,
@@ -83,6 +87,7 @@ fn options(a: &RunArgs, default_out: PathBuf) -> Result<RunOptions> {
         out_dir: a.out.clone().unwrap_or(default_out),
         scripts_dir: figures::scripts_dir(),
         given_models: given,
+        seeds: a.seeds,
     })
 }
 

@@ -10,6 +10,7 @@ mod bench_analysis;
 mod bench_features;
 mod bench_finetune;
 mod bench_word2vec;
+mod claims;
 mod data;
 mod export;
 mod features;
@@ -60,6 +61,9 @@ enum Command {
     Run(figure::ScriptArgs),
     /// Re-render figures from their JSON records alone (no recomputation).
     Plot(figure::PlotArgs),
+    /// Every claim of both papers with the paper's numbers, ours with intervals, seeds and verdicts (from the
+    /// records); `--write` regenerates REPRODUCTION.md.
+    Claims(claims::ClaimsArgs),
     /// Tasks for zero-shot cross-lingual transfer: `task nli | ner | parse | nli-frozen`.
     #[command(subcommand)]
     Task(task::TaskCommand),
@@ -95,6 +99,7 @@ impl Cli {
             Command::Figure(args) => figure::figure(args),
             Command::Run(args) => figure::run(args),
             Command::Plot(args) => figure::plot(args),
+            Command::Claims(args) => claims::run(args),
             Command::Task(cmd) => task::run(cmd),
             Command::Info => info::run(),
         }

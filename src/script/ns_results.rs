@@ -6,6 +6,11 @@
 //! results::value("en-fr", [0.91, 0.83]);     // any number, string, array or map
 //! results::paper("avg", 0.74);
 //! results::substitution("XNLI dev sentences replace the study's back-translated paraphrases");
+//! results::score("en-fr/p1", #{ items: hits, chance: 0.0001 });   // 95 % bootstrap interval over items
+//! results::score("en-fr/f1", #{ ratio: per_sentence_num_den, scale: 100.0 });
+//! results::score("en-fr/cka/L3", #{ estimate: 0.41 });             // no per-item form: interval from seeds
+//! results::claim(#{ id: "order", source: "Emerging §5.2", quote: "…", statement: "…", paper: "0.69 > 0.58",
+//!                   checks: [#{ left: "bi/avg", op: ">", right: "mono/avg", label: "en-fr" }] });
 //! results::chart(#{ kind: "Line", title: "…", … });   // a crate::plot ChartSpec as a map
 //! ```
 use rhai::{Dynamic, Module};
@@ -57,6 +62,46 @@ pub fn module(session: &Session) -> Module {
             key_ok(key)?;
             let v = json(&v)?;
             s.with_record(|r| r.paper.insert(key.to_string(), v));
+            Ok(())
+        };
+        f().map_err(|e| at(&ctx, e))
+    });
+    let s = session.clone();
+    m.set_native_fn("score", move |ctx: NativeCallContext, key: &str, spec: Dynamic| {
+        let f = || -> Res<_> {
+            key_ok(key)?;
+            let spec: crate::claims::ScoreSpec =
+                rhai::serde::from_dynamic(&spec).map_err(|e| rhai_err(format!("results::score('{key}'): {e}")))?;
+            let score = spec.score(key, s.env.seed).map_err(rhai_err)?;
+            let fresh = s.with_record(|r| r.scores.insert(key.to_string(), score).is_none());
+            if !fresh {
+                return Err(rhai_err(format!("results::score: '{key}' was scored twice")));
+            }
+            Ok(())
+        };
+        f().map_err(|e| at(&ctx, e))
+    });
+    let s = session.clone();
+    m.set_native_fn("claim", move |ctx: NativeCallContext, spec: Dynamic| {
+        let f = || -> Res<_> {
+            let claim: crate::claims::Claim =
+                rhai::serde::from_dynamic(&spec).map_err(|e| rhai_err(format!("results::claim: {e}")))?;
+            if claim.verdict.is_some() || !claim.outcomes.is_empty() {
+                return Err(rhai_err(format!("results::claim '{}': verdicts are computed, not given", claim.id)));
+            }
+            if claim.id.trim().is_empty() || claim.quote.trim().is_empty() || claim.source.trim().is_empty() {
+                return Err(rhai_err("results::claim: id, source (e.g. \"Emerging §5.2\") and quote are required"));
+            }
+            let dup = s.with_record(|r| {
+                let dup = r.claims.iter().any(|c| c.id == claim.id);
+                if !dup {
+                    r.claims.push(claim.clone());
+                }
+                dup
+            });
+            if dup {
+                return Err(rhai_err(format!("results::claim: '{}' declared twice", claim.id)));
+            }
             Ok(())
         };
         f().map_err(|e| at(&ctx, e))
@@ -147,5 +192,40 @@ mod tests {
         });
         std::fs::write(&p, "results::get(\"missing\")").unwrap();
         assert!(run_file(&s, &p).unwrap_err().to_string().contains("no value 'missing'"));
+    }
+
+    #[test]
+    fn scores_and_claims_reach_the_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = super::super::testing::session(dir.path());
+        let p = dir.path().join("s.rhai");
+        std::fs::write(
+            &p,
+            "results::score(\"acc\", #{ items: [1.0, 0.0, 1.0, 1.0], chance: 33.3, scale: 100.0 });\n\
+             results::score(\"cka\", #{ estimate: 0.4 });\n\
+             results::claim(#{ id: \"c\", source: \"§1\", quote: \"q\", statement: \"acc above chance\",\n\
+                checks: [#{ left: \"acc\", op: \">\", right: 33.3 }] });",
+        )
+        .unwrap();
+        let _ = run_file(&s, &p).unwrap();
+        s.with_record(|r| {
+            assert_eq!(r.scores["acc"].estimate, 75.0);
+            assert_eq!(r.scores["acc"].items, 4);
+            assert!(!r.scores["cka"].has_interval());
+            assert_eq!(r.claims[0].checks[0].right, crate::claims::Operand::Value(33.3));
+        });
+        for (bad, says) in [
+            ("results::score(\"acc\", #{ estimate: 1.0 })", "scored twice"),
+            ("results::score(\"x\", #{ itmes: [1.0] })", "itmes"),
+            (
+                "results::claim(#{ id: \"c\", source: \"§1\", quote: \"q\", statement: \"s\", checks: [] })",
+                "declared twice",
+            ),
+            ("results::claim(#{ id: \"d\", source: \"\", quote: \"q\", statement: \"s\", checks: [] })", "required"),
+        ] {
+            std::fs::write(&p, bad).unwrap();
+            let e = run_file(&s, &p).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 }

@@ -104,7 +104,12 @@ pub fn train_module(session: &Session) -> Module {
             let req = ModelRequest::from_map(req)?;
             let name = req.name();
             let cfg = req.run_config(&s.env.scale, s.env.seed).map_err(rhai_err)?;
-            let label = format!("{name}-{}", s.env.scale);
+            // The cache folder's label names the effective seed, so a model asked for as `seed: SEED + 1` at seed
+            // 0 and as the run's own model at seed 1 is one folder (the key, a hash of the config, agrees too).
+            let label = match &req.name {
+                Some(n) => format!("{n}-{}", s.env.scale),
+                None => format!("{}-{}-s{}-{}", req.preset, req.langs, cfg.train.seed, s.env.scale),
+            };
             let (catalog, roots) = &*s.data;
             s.env.log.push(format!("model {name}: preparing ({} scale, seed {})", s.env.scale, cfg.train.seed));
             let cached =

@@ -34,6 +34,12 @@ pub struct FigureRecord {
     pub charts: Vec<Value>,
     /// Tables rendered to `ID.md` / `ID.csv`.
     pub tables: Vec<Value>,
+    /// Scores with their 95 % intervals, keyed by the script (`results::score`); combined over seeds.
+    #[serde(default)]
+    pub scores: BTreeMap<String, crate::claims::Score>,
+    /// The paper's claims behind this figure as predicates over `scores`, with their verdicts (`results::claim`).
+    #[serde(default)]
+    pub claims: Vec<crate::claims::Claim>,
     /// How the numbers were made.
     pub provenance: Provenance,
 }
@@ -48,6 +54,10 @@ pub struct Provenance {
     pub libtorch: String,
     pub scale: String,
     pub seed: u64,
+    /// Every seed the figure ran with (`figure ID --seeds N`); `values` and the charts are the first seed's, the
+    /// scores combine them all. Empty in records made before seeds existed (then `seed` alone).
+    #[serde(default)]
+    pub seeds: Vec<u64>,
     pub device: String,
     /// Script path relative to the project, and its sha256.
     pub script: String,

@@ -23,6 +23,8 @@ pub struct RunOptions {
     pub scripts_dir: PathBuf,
     /// Models given on the command line, by name.
     pub given_models: std::collections::BTreeMap<String, PathBuf>,
+    /// How many seeds to run (`seed`, `seed + 1`, …); models are trained per seed.
+    pub seeds: usize,
 }
 
 impl RunOptions {
@@ -37,44 +39,53 @@ impl RunOptions {
             out_dir,
             scripts_dir: crate::figures::scripts_dir(),
             given_models: Default::default(),
+            seeds: 1,
         }
     }
 }
 
-/// Runs `script` as figure `id`; writes `out_dir/ID.json` and `out_dir/logs/ID.log`, then renders the record.
+/// Runs `script` as figure `id` once per seed (`opts.seed`, `opts.seed + 1`, … `opts.seeds` of them); writes
+/// `out_dir/ID.json` and `out_dir/logs/ID.log`, then renders the record. The record's values and charts are the
+/// first seed's; its scores combine every seed ([`crate::claims::score::combine_all`]) and its claims are evaluated
+/// on them ([`crate::claims::rule::evaluate`]).
 pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRecord> {
-    let env = ScriptEnv {
-        scale: opts.scale.clone(),
-        seed: opts.seed,
-        device: opts.device.clone(),
-        figure: id.to_string(),
-        out_dir: opts.out_dir.clone(),
-        scripts_dir: opts.scripts_dir.clone(),
-        fresh: opts.fresh,
-        models_dir: crate::train::zoo::models_root(),
-        given_models: opts.given_models.clone(),
-        log: RunLog::default(),
-    };
-    env.validate()?;
+    if opts.seeds == 0 {
+        return Err(Error::Invalid("--seeds must be at least 1".into()));
+    }
     std::fs::create_dir_all(&opts.out_dir).map_err(|e| Error::io(&opts.out_dir, e))?;
-    let session = Session::new(env.clone())?;
     let project = Path::new(env!("CARGO_MANIFEST_DIR"));
     // The revision of the code as the run starts (edits made while it runs do not describe it).
     let revision = git_revision(project);
     let started_at = now_utc();
     let t0 = Instant::now();
-    let outcome = run_file(&session, script);
     let log_dir = opts.out_dir.join("logs");
     std::fs::create_dir_all(&log_dir).map_err(|e| Error::io(&log_dir, e))?;
     let log_path = log_dir.join(format!("{id}.log"));
-    let mut log_text = env.log.lines().join("\n");
-    if let Err(e) = &outcome {
-        log_text.push_str(&format!("\nerror: {e}"));
+    let seeds: Vec<u64> = (0..opts.seeds as u64).map(|i| opts.seed + i).collect();
+    let mut runs = Vec::with_capacity(seeds.len());
+    let mut log = Vec::new();
+    for &seed in &seeds {
+        if seeds.len() > 1 {
+            log.push(format!("== {id}: seed {seed} ({} of {})", runs.len() + 1, seeds.len()));
+            eprintln!("{}", log.last().map(String::as_str).unwrap_or_default());
+        }
+        let (outcome, lines) = run_once(script, id, opts, seed);
+        log.extend(lines);
+        if let Err(e) = &outcome {
+            log.push(format!("error: {e}"));
+            std::fs::write(&log_path, log.join("\n") + "\n").map_err(|e| Error::io(&log_path, e))?;
+        }
+        runs.push(outcome?);
     }
-    std::fs::write(&log_path, log_text + "\n").map_err(|e| Error::io(&log_path, e))?;
-    let _script_value = outcome?;
+    std::fs::write(&log_path, log.join("\n") + "\n").map_err(|e| Error::io(&log_path, e))?;
 
-    let mut record = session.with_record(|r| r.clone());
+    let score_runs: Vec<_> = runs.iter().map(|r| r.scores.clone()).collect();
+    let mut record = runs.swap_remove(0);
+    record.scores = crate::claims::score::combine_all(&score_runs)
+        .map_err(|e| Error::Invalid(format!("{}: {e}", script.display())))?;
+    let scores = record.scores.clone();
+    crate::claims::rule::evaluate(&mut record.claims, &scores)
+        .map_err(|e| Error::Invalid(format!("{}: {e}", script.display())))?;
     if record.caption.trim().is_empty() {
         return Err(Error::Invalid(format!(
             "{}: the script set no caption (results::caption): every figure states what it shows, its scale and any \
@@ -91,13 +102,41 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     p.libtorch = crate::device::torch_info().libtorch_lib.to_string();
     p.scale = opts.scale.clone();
     p.seed = opts.seed;
+    p.seeds = seeds;
     p.device = opts.device.clone();
     p.script = script.strip_prefix(project).unwrap_or(script).display().to_string();
     p.script_sha256 = crate::data::resolve::hash_file(script, false)?.1;
     p.started_at = started_at;
     p.wall_time_s = (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0;
-    p.log = env.log.lines();
+    p.log = log;
     record.save(&opts.out_dir.join(format!("{id}.json")))?;
     super::render::render_record(&record, &opts.out_dir)?;
     Ok(record)
+}
+
+/// One run of `script` at `seed`: its record (models and data in the provenance, the rest filled by the caller)
+/// and its log lines.
+fn run_once(script: &Path, id: &str, opts: &RunOptions, seed: u64) -> (Result<FigureRecord>, Vec<String>) {
+    let env = ScriptEnv {
+        scale: opts.scale.clone(),
+        seed,
+        device: opts.device.clone(),
+        figure: id.to_string(),
+        out_dir: opts.out_dir.clone(),
+        scripts_dir: opts.scripts_dir.clone(),
+        fresh: opts.fresh,
+        models_dir: crate::train::zoo::models_root(),
+        given_models: opts.given_models.clone(),
+        log: RunLog::default(),
+    };
+    if let Err(e) = env.validate() {
+        return (Err(e), Vec::new());
+    }
+    let session = match Session::new(env.clone()) {
+        Ok(s) => s,
+        Err(e) => return (Err(e), Vec::new()),
+    };
+    let outcome = run_file(&session, script);
+    let lines = env.log.lines();
+    (outcome.map(|_| session.with_record(|r| r.clone())), lines)
 }

@@ -1,0 +1,280 @@
+//! The verdict rule: the one place where scores with intervals become `supported`, `contradicted` or
+//! `inconclusive` (DESIGN.md "Claims").
+//!
+//! A claim is a conjunction of checks. A check compares a score with another score or with a number:
+//! - `a > b`: supported when `low(a) > high(b)`, contradicted when `high(a) < low(b)`, otherwise inconclusive
+//!   (the 95 % intervals overlap). `a < b` is the mirror image. A number has a zero-width interval.
+//!   Non-overlap of two 95 % intervals is a conservative test (about p < 0.006 for equal, normal errors).
+//! - `a ≈ c` (`c` a number, e.g. a chance level: "drops to random"): supported when `c` lies in the interval of
+//!   `a`, contradicted otherwise.
+//! - A check is inconclusive whatever the numbers when a score it reads has no interval (one seed of a statistic
+//!   without per-item form), or when both sides of a comparison of scores sit at their chance level (each
+//!   interval holds the metric's chance level): nothing was learned that the claim could be about.
+//!
+//! A claim is contradicted when any check is, supported when every check is, and inconclusive otherwise.
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::score::Score;
+use crate::error::{Error, Result};
+
+/// The outcome of a check or a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Supported,
+    Contradicted,
+    Inconclusive,
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Verdict::Supported => "supported",
+            Verdict::Contradicted => "contradicted",
+            Verdict::Inconclusive => "inconclusive",
+        })
+    }
+}
+
+/// The right-hand side of a check: another score (by key) or a number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Operand {
+    Value(f64),
+    Key(String),
+}
+
+/// One comparison of a claim, e.g. `{ left: "Bilingual/en-fr/avg", op: ">", right: "Monolingual/en-fr/avg" }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    /// A score key of the record.
+    pub left: String,
+    /// `>`, `<` or `≈` (also written `~`).
+    pub op: String,
+    pub right: Operand,
+    /// What the check is about, e.g. `en-fr`; defaults to the comparison itself.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub label: String,
+}
+
+/// A check evaluated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckOutcome {
+    pub verdict: Verdict,
+    /// `Bilingual/en-fr/avg 0.31 [0.29, 0.33] > Monolingual/en-fr/avg 0.20 [0.18, 0.22]`.
+    pub ours: String,
+    /// Why, when not supported (`intervals overlap`, `both at chance`, `no interval`, …).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+}
+
+/// A claim of a paper as a script declares it, with its evaluation once the scores are known.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    /// Unique within the figure, e.g. `order`.
+    pub id: String,
+    /// Where the paper makes it, e.g. `Emerging §5.2`.
+    pub source: String,
+    /// The paper's own words.
+    pub quote: String,
+    /// The predicate in words, as this project tests it.
+    pub statement: String,
+    /// The paper's numbers behind the claim (empty where the paper shows it only in a plot).
+    #[serde(default)]
+    pub paper: String,
+    pub checks: Vec<Check>,
+    /// Filled by [`evaluate`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outcomes: Vec<CheckOutcome>,
+}
+
+fn digits_for(x: f64) -> usize {
+    if x.abs() >= 10.0 {
+        1
+    } else {
+        3
+    }
+}
+
+fn show(key: &str, s: &Score) -> String {
+    let chance = s.chance.map(|c| format!(" (chance {c})")).unwrap_or_default();
+    format!("{key} {}{chance}", s.display(digits_for(s.estimate)))
+}
+
+/// Evaluates one check against `scores`.
+pub fn check(c: &Check, scores: &BTreeMap<String, Score>) -> Result<CheckOutcome> {
+    let get = |k: &str| {
+        scores.get(k).ok_or_else(|| Error::Invalid(format!("claim check names score '{k}', which the record lacks")))
+    };
+    let a = get(&c.left)?;
+    let op = match c.op.as_str() {
+        ">" | "<" => c.op.clone(),
+        "≈" | "~" => "≈".to_string(),
+        other => return Err(Error::Invalid(format!("claim check operator '{other}' (expected >, < or ≈)"))),
+    };
+    let (b_low, b_high, b_text, b_score) = match &c.right {
+        Operand::Value(v) => (*v, *v, format!("{v}"), None),
+        Operand::Key(k) => {
+            let b = get(k)?;
+            (b.low, b.high, show(k, b), Some(b))
+        }
+    };
+    if op == "≈" && b_score.is_some() {
+        return Err(Error::Invalid(format!("claim check '{} ≈ …' needs a number on the right", c.left)));
+    }
+    let ours = format!("{} {op} {b_text}", show(&c.left, a));
+    let out = |verdict, reason: &str| CheckOutcome { verdict, ours: ours.clone(), reason: reason.to_string() };
+    if !a.has_interval() || b_score.is_some_and(|b| !b.has_interval()) {
+        return Ok(out(Verdict::Inconclusive, "no interval (one seed of a statistic without per-item form)"));
+    }
+    if let Some(b) = b_score {
+        if a.at_chance() && b.at_chance() {
+            return Ok(out(Verdict::Inconclusive, "both at chance"));
+        }
+    }
+    Ok(match op.as_str() {
+        ">" if a.low > b_high => out(Verdict::Supported, ""),
+        ">" if a.high < b_low => out(Verdict::Contradicted, "the opposite order, intervals apart"),
+        "<" if a.high < b_low => out(Verdict::Supported, ""),
+        "<" if a.low > b_high => out(Verdict::Contradicted, "the opposite order, intervals apart"),
+        "≈" if a.low <= b_low && b_low <= a.high => out(Verdict::Supported, ""),
+        "≈" => out(Verdict::Contradicted, "the value lies outside the interval"),
+        _ => out(Verdict::Inconclusive, "intervals overlap"),
+    })
+}
+
+/// The verdict of a conjunction of check outcomes.
+pub fn conjunction(outcomes: &[CheckOutcome]) -> Verdict {
+    if outcomes.iter().any(|o| o.verdict == Verdict::Contradicted) {
+        Verdict::Contradicted
+    } else if !outcomes.is_empty() && outcomes.iter().all(|o| o.verdict == Verdict::Supported) {
+        Verdict::Supported
+    } else {
+        Verdict::Inconclusive
+    }
+}
+
+/// Evaluates every claim of a record in place.
+pub fn evaluate(claims: &mut [Claim], scores: &BTreeMap<String, Score>) -> Result<()> {
+    for claim in claims.iter_mut() {
+        if claim.checks.is_empty() {
+            return Err(Error::Invalid(format!("claim '{}' has no checks", claim.id)));
+        }
+        let outcomes = claim
+            .checks
+            .iter()
+            .map(|c| {
+                check(c, scores).map(|mut o| {
+                    if !c.label.is_empty() {
+                        o.ours = format!("{}: {}", c.label, o.ours);
+                    }
+                    o
+                })
+            })
+            .collect::<Result<Vec<_>>>()
+            .map_err(|e| Error::Invalid(format!("claim '{}': {e}", claim.id)))?;
+        claim.verdict = Some(conjunction(&outcomes));
+        claim.outcomes = outcomes;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::score::{IntervalKind, SeedScore};
+    use super::*;
+
+    fn score(estimate: f64, low: f64, high: f64, chance: Option<f64>) -> Score {
+        Score {
+            estimate,
+            low,
+            high,
+            interval: IntervalKind::Bootstrap,
+            items: 100,
+            chance,
+            sd: None,
+            per_seed: vec![SeedScore { seed: 0, estimate, low, high }],
+        }
+    }
+
+    fn scores() -> BTreeMap<String, Score> {
+        BTreeMap::from([
+            ("high".into(), score(0.6, 0.55, 0.65, None)),
+            ("mid".into(), score(0.5, 0.45, 0.56, None)),
+            ("low".into(), score(0.3, 0.25, 0.35, None)),
+            ("chance_a".into(), score(33.5, 32.0, 35.0, Some(33.3))),
+            ("chance_b".into(), score(34.5, 33.0, 36.0, Some(33.3))),
+            ("cka".into(), Score { interval: IntervalKind::None, ..score(0.4, 0.4, 0.4, None) }),
+        ])
+    }
+
+    fn run(left: &str, op: &str, right: Operand) -> Verdict {
+        check(&Check { left: left.into(), op: op.into(), right, label: String::new() }, &scores()).unwrap().verdict
+    }
+
+    #[test]
+    fn each_outcome_of_the_rule() {
+        let k = |s: &str| Operand::Key(s.into());
+        assert_eq!(run("high", ">", k("low")), Verdict::Supported);
+        assert_eq!(run("low", ">", k("high")), Verdict::Contradicted);
+        assert_eq!(run("high", ">", k("mid")), Verdict::Inconclusive, "0.55 < 0.56: overlap");
+        assert_eq!(run("low", "<", k("high")), Verdict::Supported);
+        assert_eq!(run("high", "<", k("low")), Verdict::Contradicted);
+        assert_eq!(run("chance_b", ">", k("chance_a")), Verdict::Inconclusive, "both at chance");
+        assert_eq!(run("chance_a", "≈", Operand::Value(33.3)), Verdict::Supported);
+        assert_eq!(run("high", "~", Operand::Value(0.9)), Verdict::Contradicted);
+        assert_eq!(run("high", ">", Operand::Value(0.5)), Verdict::Supported);
+        assert_eq!(run("cka", ">", k("low")), Verdict::Inconclusive, "no interval");
+        assert_eq!(run("high", ">", k("cka")), Verdict::Inconclusive);
+    }
+
+    #[test]
+    fn bad_checks_are_errors() {
+        let c = |left: &str, op: &str, right: Operand| {
+            check(&Check { left: left.into(), op: op.into(), right, label: String::new() }, &scores())
+        };
+        assert!(c("nope", ">", Operand::Value(1.0)).unwrap_err().to_string().contains("'nope'"));
+        assert!(c("high", ">=", Operand::Value(1.0)).unwrap_err().to_string().contains(">="));
+        assert!(c("high", "≈", Operand::Key("low".into())).is_err());
+    }
+
+    #[test]
+    fn claims_are_conjunctions() {
+        let mk = |checks: Vec<(&str, &str, &str)>| Claim {
+            id: "c".into(),
+            source: "§1".into(),
+            quote: "q".into(),
+            statement: "s".into(),
+            paper: String::new(),
+            checks: checks
+                .into_iter()
+                .map(|(l, o, r)| Check {
+                    left: l.into(),
+                    op: o.into(),
+                    right: Operand::Key(r.into()),
+                    label: "x".into(),
+                })
+                .collect(),
+            verdict: None,
+            outcomes: vec![],
+        };
+        let mut cs = vec![
+            mk(vec![("high", ">", "low"), ("mid", ">", "low")]),
+            mk(vec![("high", ">", "low"), ("high", ">", "mid")]),
+            mk(vec![("high", ">", "low"), ("low", ">", "mid"), ("high", ">", "mid")]),
+        ];
+        evaluate(&mut cs, &scores()).unwrap();
+        let v: Vec<_> = cs.iter().map(|c| c.verdict.unwrap()).collect();
+        assert_eq!(v, [Verdict::Supported, Verdict::Inconclusive, Verdict::Contradicted]);
+        assert!(cs[0].outcomes[0].ours.starts_with("x: high 0.600 [0.550, 0.650] > low"));
+        let mut empty = vec![mk(vec![])];
+        assert!(evaluate(&mut empty, &scores()).is_err());
+    }
+}

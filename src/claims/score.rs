@@ -1,0 +1,302 @@
+//! A score with its uncertainty, as a figure record stores it, and how per-seed scores combine.
+//!
+//! - **One seed.** The interval is a 95 % percentile bootstrap over the test items (1,000 resamples, seeded by the
+//!   run's seed and the score's key; [`crate::analysis::bootstrap`]): the mean of per-item values (accuracy,
+//!   P@1, reciprocal rank) or a ratio of per-item sums (span F1 from per-sentence `2·tp` over `2·tp + fp + fn`,
+//!   LAS from per-sentence correct over tokens). A statistic that is not a function of resampled items (CKA of a
+//!   whole sentence set) has no interval at one seed (`interval: none`), and a claim that rests on it stays
+//!   inconclusive until seeds give it one.
+//! - **N ≥ 2 seeds** (`figure ID --seeds N`: models trained per seed). The estimate is the mean of the per-seed
+//!   estimates. The interval is the wider, on each side, of (a) the seed interval, mean ± t₀.₉₇₅,N−1 · sd / √N
+//!   (Student t over the per-seed estimates), and (b) the per-seed bootstrap intervals averaged and centred on the
+//!   mean. (a) carries training variance, (b) test-set variance; taking the wider side of each is conservative.
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::bootstrap::{mean_interval, ratio_interval};
+use crate::error::{Error, Result};
+
+/// Bootstrap resamples of every score.
+pub const RESAMPLES: usize = 1000;
+/// Coverage of every interval.
+pub const LEVEL: f64 = 0.95;
+
+/// Where an interval comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalKind {
+    /// Percentile bootstrap over test items, one seed.
+    Bootstrap,
+    /// Student t over seeds (the statistic has no per-item form).
+    Seeds,
+    /// Both: see the module docs.
+    BootstrapAndSeeds,
+    /// No interval: one seed of a statistic without per-item form (`low = high = estimate`).
+    None,
+}
+
+/// One seed's estimate and interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeedScore {
+    pub seed: u64,
+    pub estimate: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// A score of a figure: estimate, 95 % interval, and what they rest on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Score {
+    pub estimate: f64,
+    pub low: f64,
+    pub high: f64,
+    pub interval: IntervalKind,
+    /// Test items behind each seed's estimate (0 when the statistic is not over items).
+    pub items: usize,
+    /// The metric's chance level on the same scale (XNLI 33.3 %, the MRR of a random ranking, …), if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chance: Option<f64>,
+    /// Standard deviation over seeds (N ≥ 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sd: Option<f64>,
+    /// Every seed's estimate and interval.
+    pub per_seed: Vec<SeedScore>,
+}
+
+impl Score {
+    /// True when the score has a real interval (not [`IntervalKind::None`]).
+    pub fn has_interval(&self) -> bool {
+        self.interval != IntervalKind::None
+    }
+
+    /// True when the interval holds the chance level.
+    pub fn at_chance(&self) -> bool {
+        self.chance.is_some_and(|c| self.low <= c && c <= self.high)
+    }
+
+    /// `0.463 [0.441, 0.486]`, with `digits` decimals (no interval: the estimate alone and `(no interval)`).
+    pub fn display(&self, digits: usize) -> String {
+        if self.has_interval() {
+            format!("{:.d$} [{:.d$}, {:.d$}]", self.estimate, self.low, self.high, d = digits)
+        } else {
+            format!("{:.d$} (no interval)", self.estimate, d = digits)
+        }
+    }
+}
+
+/// What a script hands over for one score (`results::score(KEY, SPEC)`): exactly one of `items`, `ratio` or
+/// `estimate`, plus an optional chance level and a factor applied to everything (100 for percentages).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScoreSpec {
+    /// Per-item values whose mean is the score.
+    #[serde(default)]
+    pub items: Option<Vec<f64>>,
+    /// Per-item `[numerator, denominator]` whose ratio of sums is the score.
+    #[serde(default)]
+    pub ratio: Option<Vec<[f64; 2]>>,
+    /// A statistic without per-item form (CKA): no interval at one seed.
+    #[serde(default)]
+    pub estimate: Option<f64>,
+    #[serde(default)]
+    pub chance: Option<f64>,
+    /// Multiplies estimate and interval (not the chance level, which is given on the final scale).
+    #[serde(default)]
+    pub scale: Option<f64>,
+}
+
+/// A 64-bit FNV-1a hash of `key`, so each score's bootstrap draws its own resamples.
+fn key_hash(key: &str) -> u64 {
+    key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+impl ScoreSpec {
+    /// The one-seed score of `key` at `seed` (see the module docs).
+    pub fn score(&self, key: &str, seed: u64) -> Result<Score> {
+        let given = [self.items.is_some(), self.ratio.is_some(), self.estimate.is_some()];
+        if given.iter().filter(|&&g| g).count() != 1 {
+            return Err(Error::Invalid(format!(
+                "score '{key}': give exactly one of items (per-item values), ratio (per-item [num, den]) or estimate"
+            )));
+        }
+        let k = self.scale.unwrap_or(1.0);
+        if !k.is_finite() || k <= 0.0 {
+            return Err(Error::Invalid(format!("score '{key}': scale must be a positive number, got {k}")));
+        }
+        let boot_seed = seed ^ key_hash(key);
+        let (est, low, high, interval, items) = if let Some(v) = &self.items {
+            let i = mean_interval(v, RESAMPLES, LEVEL, boot_seed).map_err(|e| named(key, e))?;
+            (i.estimate, i.low, i.high, IntervalKind::Bootstrap, v.len())
+        } else if let Some(r) = &self.ratio {
+            let pairs: Vec<(f64, f64)> = r.iter().map(|p| (p[0], p[1])).collect();
+            let i = ratio_interval(&pairs, RESAMPLES, LEVEL, boot_seed).map_err(|e| named(key, e))?;
+            (i.estimate, i.low, i.high, IntervalKind::Bootstrap, pairs.len())
+        } else {
+            let e = self.estimate.unwrap_or(f64::NAN);
+            (e, e, e, IntervalKind::None, 0)
+        };
+        if ![est, low, high].iter().all(|x| x.is_finite()) {
+            return Err(Error::Invalid(format!("score '{key}': not a finite number ({est})")));
+        }
+        let (est, low, high) = (est * k, low * k, high * k);
+        Ok(Score {
+            estimate: est,
+            low,
+            high,
+            interval,
+            items,
+            chance: self.chance,
+            sd: None,
+            per_seed: vec![SeedScore { seed, estimate: est, low, high }],
+        })
+    }
+}
+
+fn named(key: &str, e: Error) -> Error {
+    Error::Invalid(format!("score '{key}': {e}"))
+}
+
+/// Two-sided 97.5 % quantile of Student's t with `df` degrees of freedom (1.96 beyond 30).
+pub fn t975(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+    ];
+    if df == 0 {
+        f64::INFINITY
+    } else {
+        T.get(df - 1).copied().unwrap_or(1.96)
+    }
+}
+
+/// Combines one score's runs at several seeds (each with one [`SeedScore`]) into one (see the module docs).
+pub fn combine(key: &str, runs: &[Score]) -> Result<Score> {
+    let Some(first) = runs.first() else {
+        return Err(Error::Invalid(format!("score '{key}': no runs to combine")));
+    };
+    if runs.len() == 1 {
+        return Ok(first.clone());
+    }
+    if runs.iter().any(|r| r.interval != first.interval || r.chance != first.chance) {
+        return Err(Error::Invalid(format!(
+            "score '{key}': the seeds disagree on its kind (interval or chance level); a script must score the same \
+             way at every seed"
+        )));
+    }
+    let per_seed: Vec<SeedScore> = runs.iter().flat_map(|r| r.per_seed.iter().cloned()).collect();
+    let n = per_seed.len() as f64;
+    let mean = per_seed.iter().map(|s| s.estimate).sum::<f64>() / n;
+    let sd = (per_seed.iter().map(|s| (s.estimate - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let half = t975(per_seed.len() - 1) * sd / n.sqrt();
+    let (mut low, mut high) = (mean - half, mean + half);
+    let bootstrap = first.interval == IntervalKind::Bootstrap || first.interval == IntervalKind::BootstrapAndSeeds;
+    if bootstrap {
+        let below = per_seed.iter().map(|s| s.estimate - s.low).sum::<f64>() / n;
+        let above = per_seed.iter().map(|s| s.high - s.estimate).sum::<f64>() / n;
+        low = low.min(mean - below);
+        high = high.max(mean + above);
+    }
+    Ok(Score {
+        estimate: mean,
+        low,
+        high,
+        interval: if bootstrap { IntervalKind::BootstrapAndSeeds } else { IntervalKind::Seeds },
+        items: first.items,
+        chance: first.chance,
+        sd: Some(sd),
+        per_seed,
+    })
+}
+
+/// Combines every score of several runs of one script (one map per seed); every run must have the same keys.
+pub fn combine_all(runs: &[BTreeMap<String, Score>]) -> Result<BTreeMap<String, Score>> {
+    let Some(first) = runs.first() else { return Ok(BTreeMap::new()) };
+    let mut out = BTreeMap::new();
+    for key in first.keys() {
+        let mut per: Vec<Score> = Vec::with_capacity(runs.len());
+        for r in runs {
+            per.push(r.get(key).cloned().ok_or_else(|| {
+                Error::Invalid(format!("score '{key}' is missing at one seed; a script must give the same scores"))
+            })?);
+        }
+        out.insert(key.clone(), combine(key, &per)?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec_items(v: Vec<f64>) -> ScoreSpec {
+        ScoreSpec { items: Some(v), ..Default::default() }
+    }
+
+    #[test]
+    fn one_seed_scores_bootstrap_their_items() {
+        let v: Vec<f64> = (0..300).map(|i| if i % 3 == 0 { 1.0 } else { 0.0 }).collect();
+        let s = ScoreSpec { scale: Some(100.0), chance: Some(33.3), ..spec_items(v) }.score("xnli-fr", 0).unwrap();
+        assert!((s.estimate - 100.0 / 3.0).abs() < 1e-9);
+        assert!(s.low < s.estimate && s.high > s.estimate && s.high - s.low > 5.0, "{s:?}");
+        assert_eq!((s.interval, s.items), (IntervalKind::Bootstrap, 300));
+        assert!(s.at_chance());
+        // Another key draws other resamples; the same key and seed the same ones.
+        let at = |key: &str| ScoreSpec { scale: Some(100.0), ..spec_items(s_items()) }.score(key, 0).unwrap();
+        assert_eq!(at("xnli-fr"), at("xnli-fr"));
+        assert_ne!((at("xnli-fr").low, at("xnli-fr").high), (at("xnli-ru").low, at("xnli-ru").high));
+    }
+
+    fn s_items() -> Vec<f64> {
+        (0..300).map(|i| ((i * 7) % 5) as f64 / 4.0).collect()
+    }
+
+    #[test]
+    fn specs_must_name_one_kind() {
+        assert!(ScoreSpec::default().score("k", 0).unwrap_err().to_string().contains("exactly one"));
+        let both = ScoreSpec { items: Some(vec![1.0]), estimate: Some(1.0), ..Default::default() };
+        assert!(both.score("k", 0).is_err());
+        let cka = ScoreSpec { estimate: Some(0.42), ..Default::default() }.score("k", 0).unwrap();
+        assert_eq!((cka.low, cka.high, cka.interval), (0.42, 0.42, IntervalKind::None));
+        assert!(!cka.has_interval());
+        assert!(ScoreSpec { estimate: Some(f64::NAN), ..Default::default() }.score("k", 0).is_err());
+    }
+
+    #[test]
+    fn seeds_combine_by_student_t_and_the_averaged_bootstrap() {
+        let run = |seed: u64, e: f64| Score {
+            estimate: e,
+            low: e - 0.01,
+            high: e + 0.01,
+            interval: IntervalKind::Bootstrap,
+            items: 100,
+            chance: None,
+            sd: None,
+            per_seed: vec![SeedScore { seed, estimate: e, low: e - 0.01, high: e + 0.01 }],
+        };
+        let c = combine("k", &[run(0, 0.40), run(1, 0.50), run(2, 0.60)]).unwrap();
+        assert!((c.estimate - 0.5).abs() < 1e-12);
+        assert!((c.sd.unwrap() - 0.1).abs() < 1e-12);
+        // Seed half-width 4.303 · 0.1 / √3 = 0.2484 is wider than the bootstrap's 0.01.
+        assert!((c.high - 0.5 - 4.303 * 0.1 / 3f64.sqrt()).abs() < 1e-9, "{c:?}");
+        assert_eq!(c.interval, IntervalKind::BootstrapAndSeeds);
+        assert_eq!(c.per_seed.len(), 3);
+        // Identical seeds: the bootstrap side remains.
+        let same = combine("k", &[run(0, 0.5), run(1, 0.5)]).unwrap();
+        assert!((same.low - 0.49).abs() < 1e-12 && (same.high - 0.51).abs() < 1e-12);
+        // A statistic without items gets a seed interval only.
+        let none = |seed: u64, e: f64| Score {
+            interval: IntervalKind::None,
+            low: e,
+            high: e,
+            ..Score { per_seed: vec![SeedScore { seed, estimate: e, low: e, high: e }], ..run(seed, e) }
+        };
+        let s = combine("k", &[none(0, 0.3), none(1, 0.5)]).unwrap();
+        assert_eq!(s.interval, IntervalKind::Seeds);
+        assert!((s.high - 0.4 - 12.706 * 0.1414213562 / 2f64.sqrt()).abs() < 1e-6);
+        assert!(combine("k", &[run(0, 0.5), none(1, 0.5)]).is_err());
+        assert!(combine_all(&[BTreeMap::from([("a".to_string(), run(0, 0.1))]), BTreeMap::new()]).is_err());
+    }
+}
