@@ -29,9 +29,13 @@ pub struct RunArgs {
     /// Retrain and re-extract instead of using cached models.
     #[arg(long)]
     fresh: bool,
-    /// Outputs folder (default: figures/ of the project for `figure`, ./outputs for `run`).
+    /// Outputs folder (default for `figure`: the project's figures/ at cpu scale, figures/paper/ at paper scale,
+    /// out/smoke/ at smoke scale; ./outputs for `run`).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Replace a record of another scale in the outputs folder (refused otherwise).
+    #[arg(long)]
+    force: bool,
     /// A model folder for scripts that accept one, as NAME=DIR (e.g. mbert=/models/bert-base-multilingual-cased);
     /// repeatable.
     #[arg(long = "model")]
@@ -69,6 +73,16 @@ fn figures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("figures")
 }
 
+/// Where `figure` writes at `scale` unless `--out` says otherwise: the reference runs live in `figures/` (`cpu`)
+/// and `figures/paper/`; anything else goes to `out/<scale>/` of the project, so a smoke run never replaces them.
+fn default_figure_dir(scale: &str) -> PathBuf {
+    match scale {
+        "cpu" => figures_dir(),
+        "paper" => figures_dir().join("paper"),
+        other => Path::new(env!("CARGO_MANIFEST_DIR")).join("out").join(other),
+    }
+}
+
 fn options(a: &RunArgs, default_out: PathBuf) -> Result<RunOptions> {
     let mut given = BTreeMap::new();
     for m in &a.models {
@@ -88,6 +102,7 @@ fn options(a: &RunArgs, default_out: PathBuf) -> Result<RunOptions> {
         scripts_dir: figures::scripts_dir(),
         given_models: given,
         seeds: a.seeds,
+        force: a.force,
     })
 }
 
@@ -118,7 +133,7 @@ pub fn figure(a: FigureArgs) -> Result<()> {
     } else {
         a.ids.clone()
     };
-    let opts = options(&a.run, figures_dir())?;
+    let opts = options(&a.run, default_figure_dir(&a.run.scale))?;
     for id in &ids {
         figures::info(id)?;
         let Some(script) = figures::script(&scripts, id) else {

@@ -25,6 +25,8 @@ pub struct RunOptions {
     pub given_models: std::collections::BTreeMap<String, PathBuf>,
     /// How many seeds to run (`seed`, `seed + 1`, …); models are trained per seed.
     pub seeds: usize,
+    /// Replace an existing `ID.json` of another scale (refused otherwise, before anything runs).
+    pub force: bool,
 }
 
 impl RunOptions {
@@ -40,6 +42,7 @@ impl RunOptions {
             scripts_dir: crate::figures::scripts_dir(),
             given_models: Default::default(),
             seeds: 1,
+            force: false,
         }
     }
 }
@@ -52,6 +55,7 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     if opts.seeds == 0 {
         return Err(Error::Invalid("--seeds must be at least 1".into()));
     }
+    refuse_other_scale(&opts.out_dir.join(format!("{id}.json")), &opts.scale, opts.force)?;
     std::fs::create_dir_all(&opts.out_dir).map_err(|e| Error::io(&opts.out_dir, e))?;
     let project = Path::new(env!("CARGO_MANIFEST_DIR"));
     // The revision of the code as the run starts (edits made while it runs do not describe it).
@@ -114,6 +118,24 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     Ok(record)
 }
 
+/// Refuses to replace the record at `path` when it holds another scale than `scale` (unless `force`): the
+/// committed `cpu` records are not to be overwritten by a smoke test run.
+fn refuse_other_scale(path: &Path, scale: &str, force: bool) -> Result<()> {
+    if force || !path.is_file() {
+        return Ok(());
+    }
+    let old = FigureRecord::load(path)?;
+    if old.provenance.scale != scale {
+        return Err(Error::Invalid(format!(
+            "{} holds a record at scale '{}'; this run is at '{scale}': choose another --out, or pass --force to \
+             replace it",
+            path.display(),
+            old.provenance.scale
+        )));
+    }
+    Ok(())
+}
+
 /// One run of `script` at `seed`: its record (models and data in the provenance, the rest filled by the caller)
 /// and its log lines.
 fn run_once(script: &Path, id: &str, opts: &RunOptions, seed: u64) -> (Result<FigureRecord>, Vec<String>) {
@@ -139,4 +161,32 @@ fn run_once(script: &Path, id: &str, opts: &RunOptions, seed: u64) -> (Result<Fi
     let outcome = run_file(&session, script);
     let lines = env.log.lines();
     (outcome.map(|_| session.with_record(|r| r.clone())), lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_of_another_scale_is_kept_unless_forced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fig7.json");
+        assert!(refuse_other_scale(&path, "smoke", false).is_ok(), "nothing there yet");
+        let mut rec = FigureRecord { format: super::super::record::RECORD_FORMAT, ..Default::default() };
+        rec.provenance.scale = "cpu".into();
+        rec.save(&path).unwrap();
+        let e = refuse_other_scale(&path, "smoke", false).unwrap_err().to_string();
+        assert!(e.contains("scale 'cpu'") && e.contains("--force"), "{e}");
+        assert!(refuse_other_scale(&path, "cpu", false).is_ok());
+        assert!(refuse_other_scale(&path, "smoke", true).is_ok());
+    }
+
+    #[test]
+    fn zero_seeds_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = RunOptions::figure("smoke", dir.path().to_path_buf());
+        opts.seeds = 0;
+        let e = run_script(&dir.path().join("x.rhai"), "x", &opts).unwrap_err().to_string();
+        assert!(e.contains("--seeds"), "{e}");
+    }
 }
