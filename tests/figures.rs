@@ -59,6 +59,22 @@ fn every_figure_script_runs_at_smoke_scale_and_re_renders_from_its_json() {
         let mut values = Vec::new();
         numbers(&rec["values"], &mut values);
         assert!(!values.is_empty(), "{}: no values", f.id);
+        // Every record carries the paper's values (or says it prints none), and every figure of a result (not the
+        // schematics) its claims, each evaluated on scores that are in the record.
+        assert!(!rec["paper"].as_object().unwrap().is_empty(), "{}: no paper block", f.id);
+        if !["fig1", "fig2"].contains(&f.id) {
+            let claims = rec["claims"].as_array().unwrap();
+            assert!(!claims.is_empty(), "{}: no claims", f.id);
+            for c in claims {
+                let v = c["verdict"].as_str().unwrap_or_else(|| panic!("{}: claim without verdict: {c}", f.id));
+                assert!(["supported", "contradicted", "inconclusive"].contains(&v));
+                assert!(!c["quote"].as_str().unwrap().is_empty() && !c["source"].as_str().unwrap().is_empty());
+                for check in c["checks"].as_array().unwrap() {
+                    let key = check["left"].as_str().unwrap();
+                    assert!(rec["scores"].get(key).is_some(), "{}: claim {} reads missing score {key}", f.id, c["id"]);
+                }
+            }
+        }
         let charts = rec["charts"].as_array().unwrap().len();
         let tables = rec["tables"].as_array().unwrap().len();
         assert!(charts + tables > 0, "{}: nothing to render", f.id);
@@ -115,20 +131,35 @@ fn fig7_values_are_cka_in_range_with_the_layers_and_pairs() {
         assert_eq!(v["rows"], serde_json::json!(["emb", "1", "2", "avg"]));
         for (r, row) in v["cka"].as_array().unwrap().iter().enumerate() {
             for (c, x) in row.as_array().unwrap().iter().enumerate() {
-                if kind == "Bilingual" && c == 0 {
-                    assert!(x.is_null(), "the bilingual en–en′ cell is empty");
-                    continue;
-                }
                 let x = x.as_f64().unwrap_or_else(|| panic!("{kind}[{r}][{c}] = {x}"));
                 assert!((0.0..=1.0 + 1e-9).contains(&x), "{kind}[{r}][{c}] = {x}");
+                let label = if r == 3 { "avg".to_string() } else { format!("L{r}") };
+                let pair = v["columns"][c].as_str().unwrap();
+                assert_eq!(
+                    rec["scores"][format!("{kind}/{pair}/{label}")]["estimate"].as_f64(),
+                    Some(x),
+                    "{kind} {pair}"
+                );
             }
         }
     }
-    assert!(rec["substitutions"].as_array().unwrap().iter().any(|s| s.as_str().unwrap().contains("en–en′")));
+    assert!(rec["substitutions"].as_array().unwrap().iter().any(|s| s.as_str().unwrap().contains("en′")));
+    // Bilingual en–en′ is sep-emb over English's two halves; Random encodes only the non-English side (the English
+    // side comes from the trained English model), with the other language's monolingual shape and tokenizer.
     let models = rec["provenance"]["models"].as_object().unwrap();
-    for m in ["default-en-fr", "mono-en", "mono-en-s1", "random-default-en-fr", "random-default-en-fr-s1"] {
+    for m in ["default-en-fr", "mono-en", "mono-en-s1", "sep-emb-en-en2", "random-mono-en", "random-mono-fr"] {
         assert!(models.contains_key(m), "provenance lacks {m}: {:?}", models.keys().collect::<Vec<_>>());
     }
+    assert!(!models.keys().any(|m| m.starts_with("random-default")), "{:?}", models.keys().collect::<Vec<_>>());
+    assert_eq!(models["sep-emb-en-en2"]["config"]["corpus"]["halves"]["en2"]["half"], 1);
+    // The paper's printed table, keyed like the scores, and the claims with verdicts.
+    assert_eq!(rec["paper"]["Bilingual/en-fr/L0"].as_f64(), Some(0.61));
+    assert_eq!(rec["paper"]["Random/en-zh/avg"].as_f64(), Some(0.43));
+    assert_eq!(rec["paper"]["Monolingual/en-en′/L7"].as_f64(), Some(0.24));
+    let ids: Vec<&str> = rec["claims"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 4, "{ids:?}");
+    // One seed: CKA has no interval, so every claim is inconclusive.
+    assert!(rec["claims"].as_array().unwrap().iter().all(|c| c["verdict"] == "inconclusive"));
     // The same seed reproduces the same numbers from the cache.
     let again = work.path().join("again");
     let o = crossling(&["figure", "fig7", "--scale", "smoke", "--out", again.to_str().unwrap()], &data, work.path());
@@ -235,4 +266,53 @@ fn fig5_scores_every_layer_and_stacked_runs_check_their_options() {
         );
         assert!(!o.status.success() && text(&o).contains(want), "{call}: {}", text(&o));
     }
+}
+
+#[test]
+fn seeds_repeat_a_figure_and_combine_its_scores() {
+    let Some(data) = mirror() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("o");
+    let o = crossling(
+        &["figure", "fig6", "--scale", "smoke", "--seed", "3", "--seeds", "2", "--out", out.to_str().unwrap()],
+        &data,
+        work.path(),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("fig6.json")).unwrap()).unwrap();
+    assert_eq!(rec["provenance"]["seeds"], serde_json::json!([3, 4]));
+    let scores = rec["scores"].as_object().unwrap();
+    assert!(!scores.is_empty());
+    for (key, s) in scores {
+        let per: Vec<u64> = s["per_seed"].as_array().unwrap().iter().map(|p| p["seed"].as_u64().unwrap()).collect();
+        assert_eq!(per, [3, 4], "{key}");
+        let (est, low, high) =
+            (s["estimate"].as_f64().unwrap(), s["low"].as_f64().unwrap(), s["high"].as_f64().unwrap());
+        let mean = s["per_seed"].as_array().unwrap().iter().map(|p| p["estimate"].as_f64().unwrap()).sum::<f64>() / 2.0;
+        assert!((est - mean).abs() < 1e-9 && low <= est && est <= high, "{key}: {s}");
+    }
+    // Models are trained per seed: the two runs' logs name models of seed 3 and seed 4.
+    let log = std::fs::read_to_string(out.join("logs").join("fig6.log")).unwrap();
+    assert!(log.contains("seed 3") && log.contains("seed 4"), "{log}");
+}
+
+#[test]
+fn a_smoke_run_does_not_replace_a_record_of_another_scale() {
+    let Some(data) = mirror() else { return };
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("o");
+    std::fs::create_dir_all(&out).unwrap();
+    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("figures").join("fig1.json");
+    std::fs::copy(&committed, out.join("fig1.json")).unwrap();
+    let o = crossling(&["figure", "fig1", "--scale", "smoke", "--out", out.to_str().unwrap()], &data, work.path());
+    assert!(!o.status.success());
+    assert!(text(&o).contains("--force"), "{}", text(&o));
+    assert_eq!(sha(&out.join("fig1.json")), sha(&committed), "the record is untouched");
+    let o = crossling(
+        &["figure", "fig1", "--scale", "smoke", "--force", "--out", out.to_str().unwrap()],
+        &data,
+        work.path(),
+    );
+    assert!(o.status.success(), "{}", text(&o));
 }

@@ -86,12 +86,16 @@ pub fn markdown(entries: &[Entry]) -> String {
                 _ => counts[2] += 1,
             }
             let ours = c.outcomes.iter().map(|o| o.ours.clone()).collect::<Vec<_>>().join("; ");
+            let statement = match c.at_least {
+                Some(k) => format!("{} (at least {k} of {} checks)", c.statement, c.checks.len()),
+                None => c.statement.clone(),
+            };
             rows.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
                 e.id,
                 cell(&c.id),
                 cell(&c.source),
-                cell(&c.statement),
+                cell(&statement),
                 cell(if c.paper.is_empty() { "plot only" } else { &c.paper }),
                 cell(&ours),
                 seeds_of(r),
@@ -102,7 +106,7 @@ pub fn markdown(entries: &[Entry]) -> String {
                 c.id,
                 c.source,
                 verdict_of(c.verdict),
-                c.statement,
+                statement,
                 c.quote,
                 if c.paper.is_empty() { String::new() } else { format!(" ({})", c.paper) }
             ));
@@ -123,7 +127,8 @@ pub fn markdown(entries: &[Entry]) -> String {
          (`src/claims/rule.rs`): `a > b` is **supported** when the intervals are apart in that order, \
          **contradicted** when they are apart in the other order, and *inconclusive* when they overlap, when both \
          scores sit at their chance level, or when a score has no interval (one seed of a statistic without \
-         per-item form, such as CKA). A claim is the conjunction of its checks.\n\n",
+         per-item form, such as CKA). A claim is the conjunction of its checks, or \"at least k of n\" where the paper \
+         says several or most.\n\n",
     );
     md.push_str(&format!(
         "**{total} claims: {} supported, {} contradicted, {} inconclusive.**\n\n",
@@ -179,6 +184,7 @@ mod tests {
             statement: "a > b".into(),
             paper: "0.69 > 0.58".into(),
             checks: vec![Check { left: "a".into(), op: ">".into(), right: Operand::Key("b".into()), label: "".into() }],
+            at_least: None,
             verdict: None,
             outcomes: vec![],
         });

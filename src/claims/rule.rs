@@ -11,7 +11,9 @@
 //!   without per-item form), or when both sides of a comparison of scores sit at their chance level (each
 //!   interval holds the metric's chance level): nothing was learned that the claim could be about.
 //!
-//! A claim is contradicted when any check is, supported when every check is, and inconclusive otherwise.
+//! A claim is contradicted when any check is, supported when every check is, and inconclusive otherwise. A claim
+//! about "several" or "most" of its cases sets `at_least: k` of its n checks: supported when k or more are
+//! supported, contradicted when more than n − k are contradicted (k can no longer be reached), else inconclusive.
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -88,6 +90,9 @@ pub struct Claim {
     #[serde(default)]
     pub paper: String,
     pub checks: Vec<Check>,
+    /// How many checks must hold ("several languages", "most languages"); all of them when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least: Option<usize>,
     /// Filled by [`evaluate`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<Verdict>,
@@ -161,6 +166,19 @@ pub fn conjunction(outcomes: &[CheckOutcome]) -> Verdict {
     }
 }
 
+/// The verdict of "at least `k` of these outcomes hold" (see the module docs).
+pub fn at_least(outcomes: &[CheckOutcome], k: usize) -> Verdict {
+    let supported = outcomes.iter().filter(|o| o.verdict == Verdict::Supported).count();
+    let contradicted = outcomes.iter().filter(|o| o.verdict == Verdict::Contradicted).count();
+    if supported >= k {
+        Verdict::Supported
+    } else if contradicted > outcomes.len().saturating_sub(k) {
+        Verdict::Contradicted
+    } else {
+        Verdict::Inconclusive
+    }
+}
+
 /// Evaluates every claim of a record in place.
 pub fn evaluate(claims: &mut [Claim], scores: &BTreeMap<String, Score>) -> Result<()> {
     for claim in claims.iter_mut() {
@@ -180,7 +198,18 @@ pub fn evaluate(claims: &mut [Claim], scores: &BTreeMap<String, Score>) -> Resul
             })
             .collect::<Result<Vec<_>>>()
             .map_err(|e| Error::Invalid(format!("claim '{}': {e}", claim.id)))?;
-        claim.verdict = Some(conjunction(&outcomes));
+        claim.verdict = Some(match claim.at_least {
+            None => conjunction(&outcomes),
+            Some(k) if k == 0 || k > outcomes.len() => {
+                return Err(Error::Invalid(format!(
+                    "claim '{}': at_least {k} of {} checks (expected 1 to {})",
+                    claim.id,
+                    outcomes.len(),
+                    outcomes.len()
+                )))
+            }
+            Some(k) => at_least(&outcomes, k),
+        });
         claim.outcomes = outcomes;
     }
     Ok(())
@@ -262,6 +291,7 @@ mod tests {
                     label: "x".into(),
                 })
                 .collect(),
+            at_least: None,
             verdict: None,
             outcomes: vec![],
         };
@@ -276,5 +306,17 @@ mod tests {
         assert!(cs[0].outcomes[0].ours.starts_with("x: high 0.600 [0.550, 0.650] > low"));
         let mut empty = vec![mk(vec![])];
         assert!(evaluate(&mut empty, &scores()).is_err());
+        // "at least 2 of 3": two supported → supported; one supported, two contradicted → contradicted; one
+        // supported, one open → inconclusive; k out of range → error.
+        let mut some = vec![
+            Claim { at_least: Some(2), ..mk(vec![("high", ">", "low"), ("mid", ">", "low"), ("low", ">", "high")]) },
+            Claim { at_least: Some(2), ..mk(vec![("high", ">", "low"), ("low", ">", "mid"), ("low", ">", "high")]) },
+            Claim { at_least: Some(2), ..mk(vec![("high", ">", "low"), ("high", ">", "mid"), ("low", ">", "high")]) },
+        ];
+        evaluate(&mut some, &scores()).unwrap();
+        let v: Vec<_> = some.iter().map(|c| c.verdict.unwrap()).collect();
+        assert_eq!(v, [Verdict::Supported, Verdict::Contradicted, Verdict::Inconclusive]);
+        let mut bad = vec![Claim { at_least: Some(4), ..mk(vec![("high", ">", "low")]) }];
+        assert!(evaluate(&mut bad, &scores()).unwrap_err().to_string().contains("at_least 4"));
     }
 }
