@@ -3,7 +3,9 @@
 //! weights), starts from the task's preset at the run's `SCALE`, applies the overrides and seeds with `SEED`.
 //!
 //! ```rhai
-//! let r = task::run("nli", model, #{ langs: ["fr"] });          // #{ en_dev, scores: #{ fr }, result: #{ … } }
+//! let r = task::run("nli", model, #{ langs: ["fr"] });          // #{ en_dev, scores: #{ fr }, items, result }
+//! let s = r.items.fr; s.scale = 100.0; s.chance = 33.3;        // per-item outcomes, ready for results::score
+//! results::score("xnli/fr", s);
 //! let r = task::run("ner", model, #{ langs: ["fr"], lr: 1e-4, freeze_layers: 2 });
 //! let g = task::grid("ner", model, #{ langs: ["fr"] }, #{ lr: [1e-4, 3e-4], batch_size: [16, 32] });
 //! g.mean_of_best.fr;                                            // mean of the best two settings by English dev
@@ -18,6 +20,14 @@
 //! ```
 //! `task::frozen_nli(rep, opts)` trains one classifier on a frozen representation — static vectors or a model —
 //! instead of fine-tuning (Liu et al. 2020 §3.1.2; see [`super::ns_task_frozen`]).
+//!
+//! **Per-item outcomes.** `items: #{ LANG: SPEC }` holds, for each scored test set, a map `results::score` takes
+//! ([`crate::tasks::items`]): XNLI `#{ items: [1.0 or 0.0 per test pair] }`, NER `#{ ratio: [[2·tp, 2·tp + fp + fn]
+//! per sentence] }`, parsing `#{ ratio: [[words with gold head and label, scored words] per sentence] }` (LAS).
+//! Fractions: the score is exactly `scores[LANG]`; a figure adds `scale` and `chance`. With `mds` (NLI),
+//! `mds_items: #{ LANG: #{ test_without, test_with, selection: [SPEC per α] } }` lies beside `result.mds[LANG]`
+//! (`test_accuracy_without`, `test_accuracy_with`, `selection`). `task::grid` gives every run's `items` and
+//! `items_of_best` (see [`crate::tasks::grid`]).
 //! Results are cached in `$CROSSLING_MODELS/tasks/` by the model's weights and every resolved setting, so figures
 //! that share runs (table1 and fig3) fine-tune once. Scores are fractions: XNLI accuracy (`nli`), PAN-X span F1 (`ner`), LAS (`parse`, with UAS in `result`). The
 //! data files read go into the figure's provenance.
@@ -149,8 +159,8 @@ fn stacked_model(
     Ok((built.model, built.files))
 }
 
-/// Format of cached task results; bump when a task changes what it computes.
-const TASK_CACHE_FORMAT: u32 = 1;
+/// Format of cached task results; bump when a task changes what it computes. 2: per-item outcomes (`items`).
+const TASK_CACHE_FORMAT: u32 = 2;
 
 /// Where a task result is cached: `MODELS/tasks/TASK-KEY.json`, KEY = sha256 of the cache format, the model's kind
 /// and weights sha256, the task, its resolved config, languages and training data.
@@ -280,30 +290,61 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
             }
         }
     };
-    let (en_dev, scores, result, mut files) = match setup {
+    let (run, mut files) = match setup {
         Setup::Nli(cfg) => {
             let data = load_nli_data(catalog, roots, &langs)?;
             let r = run_nli(loaded, &data, &langs, &cfg, compute, false)?;
             let scores = r.xnli.iter().map(|(l, a)| (l.clone(), a.accuracy)).collect();
-            (r.en_dev_accuracy, scores, json(&r)?, r.files)
+            let result = json(&r)?;
+            let run = GridRun {
+                setting: overrides.clone(),
+                en_dev: r.en_dev_accuracy,
+                scores,
+                result,
+                items: r.items,
+                mds_items: r.mds_items,
+            };
+            (run, r.files)
         }
         Setup::Ner(cfg, source) => {
             let data = load_ner_data(catalog, roots, source, &langs)?;
             let r = run_ner(task_model(loaded)?, &data, &langs, &cfg, compute, false)?;
             let scores = r.eval.iter().map(|(l, e)| (l.clone(), e.scores.f1)).collect();
-            (r.en_dev_f1, scores, json(&r)?, r.files)
+            let result = json(&r)?;
+            let run = GridRun {
+                setting: overrides.clone(),
+                en_dev: r.en_dev_f1,
+                scores,
+                result,
+                items: r.items,
+                mds_items: Default::default(),
+            };
+            (run, r.files)
         }
         Setup::Parse(cfg) => {
             let data = load_parse_data(catalog, roots, &langs)?;
             let r = run_parse(task_model(loaded)?, &data, &langs, &cfg, compute, false)?;
             let scores = r.results.iter().map(|(l, e)| (l.clone(), e.las)).collect();
-            (r.en_dev_las, scores, json(&r)?, r.files)
+            let result = json(&r)?;
+            let run = GridRun {
+                setting: overrides.clone(),
+                en_dev: r.en_dev_las,
+                scores,
+                result,
+                items: r.items,
+                mds_items: Default::default(),
+            };
+            (run, r.files)
         }
     };
     files.extend(map_files.into_inner());
     session.note_data(&files);
-    session.env.log.push(format!("task {task} on {}: English dev {en_dev:.4}, {}", model.name, scores_line(&scores)));
-    let run = GridRun { setting: overrides.clone(), en_dev, scores, result };
+    session.env.log.push(format!(
+        "task {task} on {}: English dev {:.4}, {}",
+        model.name,
+        run.en_dev,
+        scores_line(&run.scores)
+    ));
     crate::atomic_file::write_atomic(
         &cache,
         &serde_json::to_string(&(&run, &files)).map_err(|e| Error::Invalid(e.to_string()))?,
@@ -323,6 +364,15 @@ pub(super) fn to_dynamic<T: serde::Serialize>(v: &T) -> Res<Dynamic> {
     rhai::serde::to_dynamic(v)
 }
 
+/// The script's view of a run: `#{ en_dev, scores, items, result }`, and `mds_items` when the run shifted.
+pub(super) fn run_map(r: &GridRun) -> Res<Dynamic> {
+    let mut m = serde_json::json!({ "en_dev": r.en_dev, "scores": r.scores, "items": r.items, "result": r.result });
+    if !r.mds_items.is_empty() {
+        m["mds_items"] = serde_json::to_value(&r.mds_items).map_err(|e| rhai_err(e.to_string()))?;
+    }
+    to_dynamic(&m)
+}
+
 /// The `task` module of `session`.
 pub fn module(session: &Session) -> Module {
     let mut m = Module::new();
@@ -330,7 +380,7 @@ pub fn module(session: &Session) -> Module {
     m.set_native_fn("run", move |ctx: NativeCallContext, task: &str, model: ModelRef, opts: Map| {
         let f = || -> Res<Dynamic> {
             let r = run_task(&s, task, &model, &opts, &JsonMap::new()).map_err(rhai_err)?;
-            to_dynamic(&serde_json::json!({ "en_dev": r.en_dev, "scores": r.scores, "result": r.result }))
+            run_map(&r)
         };
         f().map_err(|e| at(&ctx, e))
     });
@@ -338,7 +388,7 @@ pub fn module(session: &Session) -> Module {
     m.set_native_fn("frozen_nli", move |ctx: NativeCallContext, rep: Dynamic, opts: Map| {
         let f = || -> Res<Dynamic> {
             let r = super::ns_task_frozen::run(&s, rep, &opts).map_err(rhai_err)?;
-            to_dynamic(&serde_json::json!({ "en_dev": r.en_dev, "scores": r.scores, "result": r.result }))
+            run_map(&r)
         };
         f().map_err(|e| at(&ctx, e))
     });
@@ -359,4 +409,111 @@ pub fn module(session: &Session) -> Module {
         f().map_err(|e| at(&ctx, e))
     });
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{run_text, session};
+    use crate::model::{MlmModel, ModelConfig, SharingPlan};
+    use crate::text::tokenize::{AnchorScheme, CrossTokenizer, TokenizerSpec};
+    use std::path::{Path, PathBuf};
+
+    /// A randomly initialised 2 × 16 en–fr checkpoint `dir/ckpt` with a joint BPE trained on XNLI dev premises.
+    fn checkpoint(dir: &Path, data: &Path) -> PathBuf {
+        let mut files = Vec::new();
+        for lang in ["en", "fr"] {
+            let tsv = std::fs::read_to_string(data.join(format!("xnli/dev-{lang}.tsv"))).unwrap();
+            let lines: Vec<&str> = tsv.lines().take(400).filter_map(|l| l.split('\t').next()).collect();
+            let path = dir.join(format!("{lang}.txt"));
+            std::fs::write(&path, lines.join("\n")).unwrap();
+            files.push((lang.to_string(), path));
+        }
+        let tok = CrossTokenizer::train(&TokenizerSpec::new(AnchorScheme::Joint, 300), &files).unwrap();
+        let cfg = ModelConfig {
+            vocab_size: tok.vocab_size(),
+            hidden: 16,
+            layers: 2,
+            heads: 2,
+            max_positions: 64,
+            languages: vec!["en".into(), "fr".into()],
+            sharing: SharingPlan { sep_emb: false, sep_layers: 0 },
+            ..ModelConfig::default()
+        };
+        let ckpt = dir.join("ckpt");
+        tok.save(&ckpt.join("tokenizer")).unwrap();
+        let vs = {
+            let _rng = crate::device::torch_rng_lock();
+            tch::manual_seed(3);
+            let vs = tch::nn::VarStore::new(tch::Device::Cpu);
+            MlmModel::new(&vs.root(), &cfg).unwrap();
+            vs
+        };
+        vs.save(ckpt.join("model.safetensors")).unwrap();
+        cfg.save_json(ckpt.join("config.json")).unwrap();
+        ckpt
+    }
+
+    /// Every score a task run reports is what `results::score` makes of its `items`: XNLI accuracy, NER span F1 and
+    /// LAS per language (English included), the MDS accuracies with and without the shift and at each α, and the
+    /// frozen-representation accuracy. Read back from the cache, the items are the same.
+    #[test]
+    fn task_items_reproduce_every_reported_score() {
+        let Some(data) = crate::data::formats::test_mirror() else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let ckpt = checkpoint(dir.path(), &data);
+        let mut s = session(dir.path());
+        s.env.given_models.insert("tiny".into(), ckpt);
+        let script = r#"
+            let m = model::given("tiny");
+            let caps = #{ nli: #{ max_train: 64, dev_size: 32, max_eval: 60 },
+                          ner: #{ max_train: 64, dev_size: 20, max_eval: 40 },
+                          parse: #{ max_train: 64, max_dev: 20, max_eval: 30 } };
+            for t in ["nli", "ner", "parse"] {
+                let opts = caps[t];
+                opts.langs = ["en", "fr"];
+                let r = task::run(t, m, opts);
+                for x in ["en", "fr"] {
+                    results::score(`${t}/${x}`, r.items[x]);
+                    results::value(`${t}/${x}`, r.scores[x]);
+                }
+                if t == "ner" {
+                    results::value("ner/ratio", r.items.fr.ratio.len() == r.result["eval"].fr.sentences);
+                }
+            }
+            let mds = #{ langs: ["fr"], max_train: 64, dev_size: 32, max_eval: 60, freeze_layers: 1,
+                         mds: #{ layer: 1, alphas: [0.0, 1.0] } };
+            let r = task::run("nli", m, mds);
+            let d = r.result.mds.fr;
+            results::score("mds/without", r.mds_items.fr.test_without);
+            results::value("mds/without", d.test_accuracy_without);
+            results::score("mds/with", r.mds_items.fr.test_with);
+            results::value("mds/with", d.test_accuracy_with);
+            results::score("mds/alpha1", r.mds_items.fr.selection[1]);
+            results::value("mds/alpha1", d.selection[1][1]);
+            results::value("mds/pairs", r.mds_items.fr.test_with.items.len() == d.test_pairs);
+            let again = task::run("nli", m, mds);
+            results::value("cached", again.items == r.items && again.mds_items.fr.test_with == r.mds_items.fr.test_with);
+            let f = task::frozen_nli(m, #{ langs: ["fr"], max_train: 64, dev_size: 32, max_eval: 60 });
+            results::score("frozen/fr", f.items.fr);
+            results::value("frozen/fr", f.scores.fr);
+        "#;
+        let _ = run_text(&s, dir.path(), "items.rhai", script).unwrap();
+        s.with_record(|rec| {
+            assert_eq!(rec.scores.len(), 10, "{:?}", rec.scores.keys());
+            for (key, score) in &rec.scores {
+                let reported = rec.values[key].as_f64().unwrap();
+                assert!(
+                    (score.estimate - reported).abs() < 1e-12,
+                    "{key}: items {} vs reported {reported}",
+                    score.estimate
+                );
+                assert!(score.items > 0 && score.low <= score.estimate && score.estimate <= score.high, "{key}");
+            }
+            for key in ["ner/ratio", "mds/pairs", "cached"] {
+                assert_eq!(rec.values[key], serde_json::json!(true), "{key}");
+            }
+            assert_eq!(rec.scores["nli/fr"].items, 60, "one item per XNLI pair");
+            assert_eq!(rec.scores["mds/with"].items, 30, "the test half of the pairs");
+        });
+    }
 }

@@ -2,13 +2,15 @@
 //! (Liu et al. 2020 §3.1.2; [`crate::tasks::frozen_nli`] states the classifier):
 //! ```rhai
 //! let glove = wordvec::train(m, #{ kind: "glove" });
-//! let a = task::frozen_nli(glove, #{ langs: ["fr", "de"] });       // #{ en_dev, scores: #{ fr, de }, result }
+//! let a = task::frozen_nli(glove, #{ langs: ["fr", "de"] });       // #{ en_dev, scores: #{ fr, de }, items, result }
 //! let b = task::frozen_nli(m, #{ langs: ["fr", "de"], epochs: 5 });  // the same classifier on m's hidden states
 //! ```
 //! Options: `langs` (default: every XNLI language the representation reads) and any field of
 //! [`FrozenNliConfig`], starting from the preset of the run's `SCALE`, seeded with `SEED`. Static vectors must be of
 //! a model's subword tokens (`unit: "subword"`, the default), so that both read the same tokens. Results are cached
 //! in `$CROSSLING_MODELS/tasks/` by the model's weights or the vectors' cache key and every resolved setting.
+//! `items: #{ LANG: #{ items: [1.0 or 0.0 per XNLI pair] } }` are the per-pair outcomes behind each accuracy, ready
+//! for `results::score` (see [`super::ns_task`]).
 use rhai::{Dynamic, Map};
 
 use super::engine::Session;
@@ -114,7 +116,15 @@ pub fn run(session: &Session, rep: Dynamic, opts: &Map) -> Result<GridRun> {
     let scores = r.xnli.iter().map(|(l, a)| (l.clone(), a.accuracy.accuracy)).collect();
     session.note_data(&r.files);
     session.env.log.push(format!("{label}: English dev {:.4}, {}", r.en_dev_accuracy, scores_line(&scores)));
-    let run = GridRun { setting: JsonMap::new(), en_dev: r.en_dev_accuracy, scores, result: json(&r)? };
+    let result = json(&r)?;
+    let run = GridRun {
+        setting: JsonMap::new(),
+        en_dev: r.en_dev_accuracy,
+        scores,
+        result,
+        items: r.items,
+        mds_items: Default::default(),
+    };
     crate::atomic_file::write_atomic(
         &cache,
         &serde_json::to_string(&(&run, &r.files)).map_err(|e| Error::Invalid(e.to_string()))?,

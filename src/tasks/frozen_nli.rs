@@ -388,6 +388,12 @@ impl FrozenNli {
         Ok(accuracy(&pred, &gold))
     }
 
+    /// Whether each item is classified correctly (the accuracy is the share of `true`).
+    pub fn hits(&self, items: &[PairItem], lang: &str, batch_tokens: usize) -> Result<Vec<bool>> {
+        let pred = self.predict(items, lang, batch_tokens)?;
+        Ok(pred.iter().zip(items).map(|(&p, it)| p == it.label).collect())
+    }
+
     /// Trains on `train` (language `lang`), keeps the state with the best accuracy on `dev`. Holds
     /// [`crate::device::torch_rng_lock`] while it runs.
     pub fn train(

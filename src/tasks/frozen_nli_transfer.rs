@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::finetune::{DevPoint, LossSummary};
 use super::frozen_nli::{Frozen, FrozenNli, FrozenNliConfig, PairItem};
+use super::items::ItemScores;
 use super::nli_transfer::{encode_labelled, split_train_dev, LangAccuracy, NliData, TRAIN_LANG};
 use crate::data::evalsets::FilesRead;
 use crate::data::formats::NliExample;
@@ -122,6 +123,9 @@ pub struct FrozenNliResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub train_token_coverage: Option<f64>,
     pub xnli: BTreeMap<String, FrozenLangResult>,
+    /// Per-pair outcomes behind `xnli` ([`ItemScores::hits`]: its mean is the accuracy); not in the JSON.
+    #[serde(skip)]
+    pub items: BTreeMap<String, ItemScores>,
     pub loss: LossSummary,
     pub files: FilesRead,
     pub train_seconds: f64,
@@ -168,8 +172,11 @@ pub fn run_frozen_nli(
     let trainable_parameters = model.vs.trainable_variables().iter().map(|t| t.numel()).sum();
     let outcome = model.train(&train, &dev, TRAIN_LANG, cfg, progress)?;
     let mut xnli = BTreeMap::new();
+    let mut per_item = BTreeMap::new();
     for (lang, (items, truncated)) in &eval {
-        let accuracy = model.accuracy(items, lang, cfg.eval_batch_tokens)?;
+        let hits = ItemScores::hits(&model.hits(items, lang, cfg.eval_batch_tokens)?);
+        let accuracy = hits.estimate();
+        per_item.insert(lang.clone(), hits);
         let token_coverage = match &model.frozen {
             Frozen::Static { covered, .. } => Some(token_coverage(items, covered)),
             Frozen::Contextual(_) => None,
@@ -202,6 +209,7 @@ pub fn run_frozen_nli(
         dev_history: outcome.dev_history,
         train_token_coverage,
         xnli,
+        items: per_item,
         loss: outcome.loss,
         files: data.files.clone(),
         train_seconds: outcome.seconds,

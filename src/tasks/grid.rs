@@ -4,10 +4,16 @@
 //! `top` settings** (Wu, Conneau et al. 2020 §3: "we report the mean of the two best settings"; `top` = 2).
 //!
 //! Ties in the English dev score keep the grid's order (stable sort), so one grid gives one report.
+//!
+//! The report's per-item outcomes ([`GridReport::items_of_best`]) pool the best settings' items item by item
+//! ([`ItemScores::pool`]): their estimate is `mean_of_best` for accuracy and LAS (whose denominators, the scored
+//! words, are the same in every run), and the pooled span F1 of the best runs for NER.
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::items::ItemScores;
+use super::nli_transfer::MdsItems;
 use crate::error::{Error, Result};
 
 /// One setting's outcome.
@@ -21,6 +27,12 @@ pub struct GridRun {
     pub scores: BTreeMap<String, f64>,
     /// The task's whole result.
     pub result: serde_json::Value,
+    /// The per-item outcomes behind `scores`, per language ([`super::items`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub items: BTreeMap<String, ItemScores>,
+    /// NLI with the mean-difference shift: the per-pair outcomes behind `result.mds`, per language.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mds_items: BTreeMap<String, MdsItems>,
 }
 
 /// The grid's report.
@@ -33,6 +45,8 @@ pub struct GridReport {
     pub mean_of_best: BTreeMap<String, f64>,
     /// Mean English dev score over the best settings.
     pub en_dev_mean_of_best: f64,
+    /// The best settings' per-item outcomes pooled item by item, per language (see the module docs).
+    pub items_of_best: BTreeMap<String, ItemScores>,
     pub runs: Vec<GridRun>,
 }
 
@@ -82,6 +96,13 @@ pub fn summarize(runs: Vec<GridRun>, top: usize) -> Result<GridReport> {
     order.sort_by(|&a, &b| runs[b].en_dev.total_cmp(&runs[a].en_dev));
     let best: Vec<usize> = order.into_iter().take(top).collect();
     let langs: Vec<&String> = runs[best[0]].scores.keys().collect();
+    let mut items_of_best = BTreeMap::new();
+    for lang in &langs {
+        let per: Option<Vec<&ItemScores>> = best.iter().map(|&i| runs[i].items.get(*lang)).collect();
+        if let Some(pooled) = per.as_deref().and_then(ItemScores::pool) {
+            items_of_best.insert((*lang).clone(), pooled);
+        }
+    }
     let mut mean_of_best = BTreeMap::new();
     for lang in langs {
         let vals: Vec<f64> = best
@@ -97,7 +118,7 @@ pub fn summarize(runs: Vec<GridRun>, top: usize) -> Result<GridReport> {
         mean_of_best.insert(lang.clone(), vals.iter().sum::<f64>() / vals.len() as f64);
     }
     let en_dev_mean_of_best = best.iter().map(|&i| runs[i].en_dev).sum::<f64>() / best.len() as f64;
-    Ok(GridReport { top: best.len(), best, mean_of_best, en_dev_mean_of_best, runs })
+    Ok(GridReport { top: best.len(), best, mean_of_best, en_dev_mean_of_best, items_of_best, runs })
 }
 
 #[cfg(test)]
@@ -111,6 +132,8 @@ mod tests {
             en_dev,
             scores: [("fr".to_string(), fr)].into(),
             result: serde_json::Value::Null,
+            items: BTreeMap::new(),
+            mds_items: BTreeMap::new(),
         }
     }
 
@@ -144,5 +167,19 @@ mod tests {
         .unwrap();
         assert_eq!((r.best.as_slice(), r.mean_of_best["fr"]), (&[2usize][..], 30.0));
         assert!(summarize(vec![], 2).is_err());
+    }
+
+    #[test]
+    fn the_best_runs_items_are_pooled() {
+        let with = |en_dev: f64, hits: &[bool]| {
+            let items = ItemScores::hits(hits);
+            GridRun { items: [("fr".to_string(), items.clone())].into(), ..run(en_dev, items.estimate()) }
+        };
+        let r = summarize(vec![with(0.9, &[true, false]), with(0.1, &[false, false]), with(0.8, &[true, true])], 2)
+            .unwrap();
+        assert_eq!(r.items_of_best["fr"], ItemScores::Items(vec![1.0, 0.5]));
+        assert_eq!(r.items_of_best["fr"].estimate(), r.mean_of_best["fr"]);
+        // Runs without items give no pooled items.
+        assert!(summarize(vec![run(0.5, 0.2)], 1).unwrap().items_of_best.is_empty());
     }
 }

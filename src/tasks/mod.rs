@@ -11,6 +11,7 @@
 //! - [`frozen_nli_transfer`]: zero-shot XNLI with it — per-sentence encoding, token coverage of static vectors.
 //! - [`lstm`]: a one-layer LSTM as an explicit loop over steps (libtorch's fused CPU LSTM stalls on 2 cores).
 //! - [`grid`]: a batch × learning-rate grid ranked by English dev, reporting the mean of the best two.
+//! - [`items`]: the per-item outcomes behind every test score (per pair, per sentence), for bootstrap intervals.
 //! - [`ner`]: the BIO tagger on first subwords and its fine-tuning with best-span-F1 selection.
 //! - [`ner_transfer`]: zero-shot NER — PAN-X (or CoNLL-2003) English training, span F1 on PAN-X dev per language.
 //! - [`ner_metrics`]: BIO repair (standalone `I-X` → `B-X`; a span takes its final tag's type), span extraction,
@@ -38,6 +39,7 @@ pub mod finetune;
 pub mod frozen_nli;
 pub mod frozen_nli_transfer;
 pub mod grid;
+pub mod items;
 pub mod lstm;
 pub mod ner;
 pub mod ner_metrics;

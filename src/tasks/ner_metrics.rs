@@ -16,8 +16,10 @@
 //!
 //! **Scores** (as `conlleval`, CoNLL 2003): over a corpus, a predicted span is correct when a gold span in the same
 //! sentence has the same type, start and end. Micro precision = correct / predicted, recall = correct / gold,
-//! F1 = 2PR / (P + R). Each ratio with a zero denominator is **0**, as conlleval reports it; in particular a corpus
-//! with no gold and no predicted spans has P = R = F1 = 0. Gold tags are read through the same repair, which is
+//! F1 = 2PR / (P + R), computed as the equal 2·correct / (predicted + gold) = 2·tp / (2·tp + fp + fn), so that the
+//! per-sentence counts ([`NerEval::sentences`]) give it exactly as a ratio of sums. Each ratio with a zero
+//! denominator is **0**, as conlleval reports it; in particular a corpus with no gold and no predicted spans has
+//! P = R = F1 = 0. Gold tags are read through the same repair, which is
 //! the identity on IOB2 gold (and converts IOB1 gold, except that IOB1's adjacent `I-X I-Y` of different types is
 //! read as one span of type `Y`).
 use crate::error::{Error, Result};
@@ -123,14 +125,15 @@ impl SpanCounts {
         ratio(self.correct, self.gold)
     }
 
-    /// 2PR / (P + R) (0 when P + R = 0).
+    /// 2PR / (P + R) = 2·correct / (predicted + gold) (0 when P + R = 0, i.e. when nothing is correct).
     pub fn f1(&self) -> f64 {
-        let (p, r) = (self.precision(), self.recall());
-        if p + r == 0.0 {
-            0.0
-        } else {
-            2.0 * p * r / (p + r)
-        }
+        ratio(2 * self.correct, self.predicted + self.gold)
+    }
+
+    /// `(2·tp, 2·tp + fp + fn)` = `(2·correct, predicted + gold)`: F1 as a ratio whose sums over sentences give the
+    /// corpus F1.
+    pub fn f1_terms(&self) -> (usize, usize) {
+        (2 * self.correct, self.predicted + self.gold)
     }
 }
 
@@ -143,6 +146,9 @@ pub struct NerEval {
     pub counts: SpanCounts,
     /// Counts per entity type (types seen in gold or predictions), in type order.
     pub per_type: BTreeMap<String, SpanCounts>,
+    /// Counts of each sentence, in input order (their sums are `counts`); not in the JSON.
+    #[serde(skip)]
+    pub sentences: Vec<SpanCounts>,
 }
 
 /// Score predicted against gold tag sequences, sentence by sentence; both are repaired first.
@@ -156,6 +162,7 @@ pub fn evaluate<S: AsRef<str>, T: AsRef<str>>(gold: &[Vec<S>], predicted: &[Vec<
     }
     let mut counts = SpanCounts::default();
     let mut per_type: BTreeMap<String, SpanCounts> = BTreeMap::new();
+    let mut sentences = Vec::with_capacity(gold.len());
     for (s, (g, p)) in gold.iter().zip(predicted).enumerate() {
         if g.len() != p.len() {
             return Err(Error::Invalid(format!(
@@ -168,18 +175,21 @@ pub fn evaluate<S: AsRef<str>, T: AsRef<str>>(gold: &[Vec<S>], predicted: &[Vec<
         for span in &gs {
             per_type.entry(span.kind.clone()).or_default().gold += 1;
         }
+        let mut here = SpanCounts { gold: gs.len(), predicted: ps.len(), correct: 0 };
         for span in &ps {
             let c = per_type.entry(span.kind.clone()).or_default();
             c.predicted += 1;
             if gs.contains(span) {
                 c.correct += 1;
-                counts.correct += 1;
+                here.correct += 1;
             }
         }
-        counts.gold += gs.len();
-        counts.predicted += ps.len();
+        counts.correct += here.correct;
+        counts.gold += here.gold;
+        counts.predicted += here.predicted;
+        sentences.push(here);
     }
-    Ok(NerEval { precision: counts.precision(), recall: counts.recall(), f1: counts.f1(), counts, per_type })
+    Ok(NerEval { precision: counts.precision(), recall: counts.recall(), f1: counts.f1(), counts, per_type, sentences })
 }
 
 #[cfg(test)]
@@ -273,5 +283,11 @@ mod tests {
         assert_eq!(e.per_type["ORG"], SpanCounts { gold: 1, predicted: 2, correct: 1 });
         assert_eq!(e.per_type["MISC"], SpanCounts { gold: 0, predicted: 1, correct: 0 });
         assert_eq!(e.per_type.keys().collect::<Vec<_>>(), ["LOC", "MISC", "ORG", "PER"]);
+        // Per sentence: (gold, predicted, correct) = (2, 2, 1), (1, 2, 1), (2, 2, 1); their F1 terms give the F1.
+        let per: Vec<(usize, usize)> = e.sentences.iter().map(SpanCounts::f1_terms).collect();
+        assert_eq!(per, [(2, 4), (2, 3), (2, 4)]);
+        let items = crate::tasks::items::ItemScores::counts(per);
+        assert_eq!(items.estimate(), e.f1);
+        assert_eq!(e.f1, 6.0 / 11.0);
     }
 }

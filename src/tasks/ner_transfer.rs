@@ -20,8 +20,9 @@ use serde::{Deserialize, Serialize};
 
 use super::backbone::TaskModel;
 use super::finetune::{DevPoint, FreezeReport, LossSummary};
+use super::items::ItemScores;
 use super::ner::{tag_index, NerConfig, NerFinetune, NerItem};
-use super::ner_metrics::NerEval;
+use super::ner_metrics::{NerEval, SpanCounts};
 use super::nli_transfer::{check_languages, ModelInfo, TRAIN_LANG};
 use super::word_inputs::WordEncoder;
 use crate::data::evalsets::FilesRead;
@@ -207,6 +208,9 @@ pub struct NerResult {
     pub dev_history: Vec<DevPoint>,
     /// Zero-shot span scores per language on PAN-X dev (`en`: the English dev sentences not used for selection).
     pub eval: BTreeMap<String, LangNer>,
+    /// Per-sentence `[2·tp, 2·tp + fp + fn]` behind each language's span F1 ([`ItemScores::Ratio`]); not in the JSON.
+    #[serde(skip)]
+    pub items: BTreeMap<String, ItemScores>,
     pub loss: LossSummary,
     pub files: FilesRead,
     pub train_seconds: f64,
@@ -263,8 +267,10 @@ pub fn run_ner(
     let mut ft = NerFinetune::new(backbone, vs, pad, compute, cfg)?;
     let outcome = ft.train(&train, &dev, TRAIN_LANG, cfg, progress)?;
     let mut eval = BTreeMap::new();
+    let mut per_item = BTreeMap::new();
     for (lang, (items, truncated)) in &eval_items {
         let scores = ft.evaluate(items, lang, cfg.eval_batch_tokens)?;
+        per_item.insert(lang.clone(), ItemScores::counts(scores.sentences.iter().map(SpanCounts::f1_terms)));
         eval.insert(lang.clone(), LangNer { sentences: items.len(), truncated: *truncated, scores });
     }
     Ok(NerResult {
@@ -285,6 +291,7 @@ pub fn run_ner(
         en_dev_f1: outcome.best_dev_score,
         dev_history: outcome.dev_history,
         eval,
+        items: per_item,
         loss: outcome.loss,
         files: data.files.clone(),
         train_seconds: outcome.seconds,

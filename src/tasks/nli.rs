@@ -307,6 +307,19 @@ impl NliFinetune {
         Ok(accuracy(&pred, &gold))
     }
 
+    /// Whether each item is classified correctly, with an optional test-time shift; the accuracy is the share of
+    /// `true` ([`crate::tasks::items::ItemScores::hits`]).
+    pub fn hits_with(
+        &self,
+        items: &[NliItem],
+        lang: &str,
+        batch_tokens: usize,
+        shift: Option<&Shift>,
+    ) -> Result<Vec<bool>> {
+        let pred = self.predict_with(items, lang, batch_tokens, shift)?;
+        Ok(pred.iter().zip(items).map(|(&p, it)| p == it.label).collect())
+    }
+
     /// Fine-tunes on `train` (language `lang`), selects the state with the best accuracy on `dev` and leaves the
     /// weights in that state (see the module docs). Holds [`crate::device::torch_rng_lock`] while it runs.
     pub fn train(

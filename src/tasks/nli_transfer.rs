@@ -23,6 +23,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::finetune::{mix, permutation, DevPoint, FreezeReport, LossSummary, SPLIT};
+use super::items::ItemScores;
 use super::nli::{MdsEval, NliConfig, NliFinetune, NliItem, Shift};
 use crate::analysis::token_translation::language_means;
 use crate::data::evalsets::FilesRead;
@@ -305,6 +306,17 @@ pub struct MdsResult {
     pub test_accuracy_with: f64,
 }
 
+/// The per-pair outcomes behind an [`MdsResult`]'s accuracies ([`ItemScores::hits`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MdsItems {
+    /// The test pairs without the shift (`test_accuracy_without`) and with it at the chosen α (`test_accuracy_with`).
+    /// (Not `without` / `with`: `with` is reserved in Rhai.)
+    pub test_without: ItemScores,
+    pub test_with: ItemScores,
+    /// The selection pairs at each α, in the order of `selection`.
+    pub selection: Vec<ItemScores>,
+}
+
 /// The result of [`run_nli`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NliResult {
@@ -332,6 +344,12 @@ pub struct NliResult {
     pub xnli: BTreeMap<String, LangAccuracy>,
     /// With `config.mds`: the mean-difference shift per evaluated language other than English.
     pub mds: BTreeMap<String, MdsResult>,
+    /// Per-pair outcomes behind `xnli` ([`ItemScores::hits`]: its mean is the accuracy); not in the JSON.
+    #[serde(skip)]
+    pub items: BTreeMap<String, ItemScores>,
+    /// Per-pair outcomes behind `mds`; not in the JSON.
+    #[serde(skip)]
+    pub mds_items: BTreeMap<String, MdsItems>,
     pub loss: LossSummary,
     pub files: FilesRead,
     pub train_seconds: f64,
@@ -378,14 +396,20 @@ pub fn run_nli(
     let mut ft = NliFinetune::new(model, vs, pad, compute, cfg)?;
     let outcome = ft.train(&train, &dev, TRAIN_LANG, cfg, progress)?;
     let mut xnli_acc = BTreeMap::new();
+    let mut per_item = BTreeMap::new();
     for (lang, (items, truncated)) in &eval {
-        let accuracy = ft.accuracy(items, lang, cfg.eval_batch_tokens)?;
+        let hits = ItemScores::hits(&ft.hits_with(items, lang, cfg.eval_batch_tokens, None)?);
+        let accuracy = hits.estimate();
         xnli_acc.insert(lang.clone(), LangAccuracy { accuracy, pairs: items.len(), truncated: *truncated });
+        per_item.insert(lang.clone(), hits);
     }
     let mut mds = BTreeMap::new();
+    let mut mds_items = BTreeMap::new();
     for (lang, (layer, vector, select)) in shifts {
         let items = &eval[&lang].0;
-        mds.insert(lang.clone(), mds_evaluate(&ft, items, &lang, layer, vector, select, cfg)?);
+        let (result, outcomes) = mds_evaluate(&ft, items, &lang, layer, vector, select, cfg)?;
+        mds.insert(lang.clone(), result);
+        mds_items.insert(lang, outcomes);
     }
     Ok(NliResult {
         task: "nli".into(),
@@ -406,6 +430,8 @@ pub fn run_nli(
         dev_history: outcome.dev_history,
         xnli: xnli_acc,
         mds,
+        items: per_item,
+        mds_items,
         loss: outcome.loss,
         files: data.files.clone(),
         train_seconds: outcome.seconds,
@@ -461,7 +487,8 @@ fn mds_shifts(
     Ok(out)
 }
 
-/// Chooses α on the first `select` items and reports the rest without and with the shift.
+/// Chooses α on the first `select` items and reports the rest without and with the shift; with the per-pair
+/// outcomes behind each accuracy.
 fn mds_evaluate(
     ft: &NliFinetune,
     items: &[NliItem],
@@ -470,14 +497,20 @@ fn mds_evaluate(
     vector: Tensor,
     select: usize,
     cfg: &NliConfig,
-) -> Result<MdsResult> {
+) -> Result<(MdsResult, MdsItems)> {
     let m = cfg.mds.clone().unwrap_or_default();
     let (sel, test) = items.split_at(select.min(items.len()));
     let shift_norm = vector.norm().double_value(&[]);
+    let hits = |items: &[NliItem], shift: Option<&Shift>| -> Result<ItemScores> {
+        Ok(ItemScores::hits(&ft.hits_with(items, lang, cfg.eval_batch_tokens, shift)?))
+    };
     let mut selection = Vec::with_capacity(m.alphas.len());
+    let mut selection_items = Vec::with_capacity(m.alphas.len());
     for &alpha in &m.alphas {
         let shift = Shift { layer, vector: vector.shallow_clone(), alpha };
-        selection.push((alpha, ft.accuracy_with(sel, lang, cfg.eval_batch_tokens, Some(&shift))?));
+        let h = hits(sel, Some(&shift))?;
+        selection.push((alpha, h.estimate()));
+        selection_items.push(h);
     }
     let best_alpha = selection
         .iter()
@@ -487,16 +520,18 @@ fn mds_evaluate(
         })
         .map_or(0.0, |(a, _)| a);
     let shift = Shift { layer, vector, alpha: best_alpha };
-    Ok(MdsResult {
+    let (test_without, test_with) = (hits(test, None)?, hits(test, Some(&shift))?);
+    let result = MdsResult {
         layer,
         shift_norm,
         select_pairs: sel.len(),
         test_pairs: test.len(),
         selection,
         best_alpha,
-        test_accuracy_without: ft.accuracy(test, lang, cfg.eval_batch_tokens)?,
-        test_accuracy_with: ft.accuracy_with(test, lang, cfg.eval_batch_tokens, Some(&shift))?,
-    })
+        test_accuracy_without: test_without.estimate(),
+        test_accuracy_with: test_with.estimate(),
+    };
+    Ok((result, MdsItems { test_without, test_with, selection: selection_items }))
 }
 
 #[cfg(test)]

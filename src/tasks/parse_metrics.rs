@@ -34,7 +34,7 @@ pub struct AttachmentOptions {
 }
 
 /// UAS and LAS with the counts behind them.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AttachmentEval {
     pub uas: f64,
     pub las: f64,
@@ -46,6 +46,9 @@ pub struct AttachmentEval {
     pub labeled_correct: usize,
     /// Tokens left out by the punctuation policy.
     pub excluded: usize,
+    /// `(labeled_correct, scored)` of each sentence, in input order (their sums give LAS); not in the JSON.
+    #[serde(skip)]
+    pub sentences: Vec<(usize, usize)>,
 }
 
 fn universal(label: &str) -> &str {
@@ -85,10 +88,12 @@ pub fn attachment_scores<S: AsRef<str>>(
         )));
     }
     let (mut scored, mut head_correct, mut labeled_correct, mut excluded) = (0, 0, 0, 0);
+    let mut sentences = Vec::with_capacity(gold.len());
     for (s, ((g, upos), p)) in gold.iter().zip(gold_upos).zip(predicted).enumerate() {
         let n = upos.len();
         check(g, n, s, "gold")?;
         check(p, n, s, "predicted")?;
+        let (scored_before, labeled_before) = (scored, labeled_correct);
         for (i, tag) in upos.iter().enumerate() {
             if !options.include_punct && tag.as_ref() == "PUNCT" {
                 excluded += 1;
@@ -105,6 +110,7 @@ pub fn attachment_scores<S: AsRef<str>>(
                 labeled_correct += usize::from(same_label);
             }
         }
+        sentences.push((labeled_correct - labeled_before, scored - scored_before));
     }
     let rate = |k: usize| if scored == 0 { 0.0 } else { k as f64 / scored as f64 };
     Ok(AttachmentEval {
@@ -114,6 +120,7 @@ pub fn attachment_scores<S: AsRef<str>>(
         head_correct,
         labeled_correct,
         excluded,
+        sentences,
     })
 }
 
@@ -149,6 +156,9 @@ mod tests {
         let e = attachment_scores(&gold, &tags, &pred, &AttachmentOptions::default()).unwrap();
         assert_eq!((e.scored, e.head_correct, e.labeled_correct, e.excluded), (6, 4, 3, 3));
         assert!((e.uas - 4.0 / 6.0).abs() < 1e-12 && (e.las - 0.5).abs() < 1e-12);
+        // Per sentence (labeled correct, scored): "She saw it" 2 of 3, "Dogs bark loudly" 1 of 3; they give LAS.
+        assert_eq!(e.sentences, [(2, 3), (1, 3)]);
+        assert_eq!(crate::tasks::items::ItemScores::counts(e.sentences.clone()).estimate(), e.las);
     }
 
     #[test]

@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use super::backbone::TaskModel;
 use super::finetune::{mix, permutation, DevPoint, FreezeReport, LossSummary, SPLIT};
+use super::items::ItemScores;
 use super::nli_transfer::{check_languages, model_languages, ModelInfo, TRAIN_LANG};
 use super::parse::{label_vocabulary, universal_label, ParseConfig, ParseFinetune, ParseItem};
 use super::parse_metrics::Parse;
@@ -271,6 +272,10 @@ pub struct ParseResult {
     pub dev_history: Vec<DevPoint>,
     /// Zero-shot scores per language (`en`, when asked for, is the in-language reference on EWT test).
     pub results: BTreeMap<String, LangParse>,
+    /// Per-sentence `[words with gold head and label, scored words]` behind each language's LAS
+    /// ([`ItemScores::Ratio`]); not in the JSON.
+    #[serde(skip)]
+    pub items: BTreeMap<String, ItemScores>,
     pub loss: LossSummary,
     pub files: FilesRead,
     pub train_seconds: f64,
@@ -322,8 +327,10 @@ pub fn run_parse(
     let outcome = ft.train(&train.items, &dev.items, TRAIN_LANG, cfg, progress)?;
     let options = cfg.attachment_options();
     let mut results = BTreeMap::new();
+    let mut per_item = BTreeMap::new();
     for (lang, enc) in &eval {
         let e = ft.evaluate(&enc.items, lang, cfg.decode, &options, cfg.eval_batch_tokens)?;
+        per_item.insert(lang.clone(), ItemScores::counts(e.sentences.iter().copied()));
         let tb = &data.eval[lang];
         let unknown = enc.items.iter().flat_map(|it| &it.gold.labels).filter(|l| !labels.contains(l)).count();
         results.insert(
@@ -369,6 +376,7 @@ pub fn run_parse(
         en_dev_las: outcome.best_dev_score,
         dev_history: outcome.dev_history,
         results,
+        items: per_item,
         loss: outcome.loss,
         files: data.files.clone(),
         train_seconds: outcome.seconds,
