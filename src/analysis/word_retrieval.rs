@@ -3,7 +3,11 @@
 //! every candidate target word `c` is ranked by `cos(v_s, v_c)`; the pair's reciprocal rank is `1 / rank(t)`, with
 //! `rank(t) = 1 + |{c : cos(v_s, v_c) > cos(v_s, v_t)}|` (ties count in the pair's favour), and
 //! `MRR = mean over pairs of 1 / rank(t)`. Each pair is scored on its own target, so a source word with two
-//! translations contributes two pairs. P@1 (`rank = 1`) is reported beside it.
+//! translations contributes two pairs. P@1 (`rank = 1`) is reported beside it, and every pair's rank, so that
+//! the MRR's uncertainty can be bootstrapped over the pairs (`crate::claims`).
+//!
+//! Chance level: a random ranking puts the gold at each rank `1..=n` of `n` candidates with probability `1/n`, so
+//! its expected MRR is `H_n / n = (1/n) Σ_{k=1..n} 1/k` ([`random_mrr`]).
 use serde::Serialize;
 use tch::{Kind, Tensor};
 
@@ -19,6 +23,24 @@ pub struct Retrieval {
     pub p_at_1: f64,
     pub pairs: usize,
     pub candidates: usize,
+    /// The gold's rank (1 = retrieved first) of every pair, in the order of the `pairs` given.
+    pub ranks: Vec<u64>,
+}
+
+impl Retrieval {
+    /// `1 / rank` of every pair, in the order of the pairs given: the per-item values whose mean is the MRR.
+    pub fn reciprocal_ranks(&self) -> Vec<f64> {
+        self.ranks.iter().map(|&r| 1.0 / r as f64).collect()
+    }
+}
+
+/// The expected MRR of a random ranking of `n` candidates, `H_n / n` (the gold is equally likely at every rank);
+/// 0 for no candidates.
+pub fn random_mrr(n: usize) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    (1..=n).map(|k| 1.0 / k as f64).sum::<f64>() / n as f64
 }
 
 /// Scores `pairs[i] = (source row, gold candidate row)`.
@@ -41,7 +63,7 @@ pub fn mrr(src: &Tensor, cand: &Tensor, pairs: &[(i64, i64)]) -> Result<Retrieva
         t / norm
     };
     let (src, cand) = (unit(src), unit(cand));
-    let (mut rr, mut top1) = (0f64, 0usize);
+    let mut all: Vec<u64> = Vec::with_capacity(pairs.len());
     for block in pairs.chunks(BLOCK as usize) {
         let s_idx = Tensor::from_slice(&block.iter().map(|p| p.0).collect::<Vec<_>>());
         let g_idx = Tensor::from_slice(&block.iter().map(|p| p.1).collect::<Vec<_>>());
@@ -50,11 +72,12 @@ pub fn mrr(src: &Tensor, cand: &Tensor, pairs: &[(i64, i64)]) -> Result<Retrieva
         let ranks =
             Vec::<i64>::try_from(sims.gt_tensor(&gold).sum_dim_intlist([1i64].as_slice(), false, Kind::Int64) + 1)
                 .map_err(|e| Error::Invalid(format!("word retrieval ranks: {e}")))?;
-        rr += ranks.iter().map(|&r| 1.0 / r as f64).sum::<f64>();
-        top1 += ranks.iter().filter(|&&r| r == 1).count();
+        all.extend(ranks.iter().map(|&r| r as u64));
     }
     let n = pairs.len() as f64;
-    Ok(Retrieval { mrr: rr / n, p_at_1: top1 as f64 / n, pairs: pairs.len(), candidates: cs[0] as usize })
+    let rr = all.iter().map(|&r| 1.0 / r as f64).sum::<f64>();
+    let top1 = all.iter().filter(|&&r| r == 1).count();
+    Ok(Retrieval { mrr: rr / n, p_at_1: top1 as f64 / n, pairs: pairs.len(), candidates: cs[0] as usize, ranks: all })
 }
 
 #[cfg(test)]
@@ -76,13 +99,39 @@ mod tests {
             dot / (a.iter().map(|x| x * x).sum::<f64>().sqrt() * b.iter().map(|x| x * x).sum::<f64>().sqrt())
         };
         let mut want = 0.0;
+        let mut want_ranks = Vec::new();
         for &(i, g) in &pairs {
             let gold = cos(&s[i as usize], &c[g as usize]);
             let rank = 1 + c.iter().filter(|v| cos(&s[i as usize], v) > gold + 1e-6).count();
             want += 1.0 / rank as f64;
+            want_ranks.push(rank as u64);
         }
         assert!((r.mrr - want / pairs.len() as f64).abs() < 1e-9, "{} vs {}", r.mrr, want / pairs.len() as f64);
         assert_eq!((r.pairs, r.candidates), (8, 11));
+        assert_eq!(r.ranks, want_ranks, "per-pair ranks in the order of the pairs");
+        let rr = r.reciprocal_ranks();
+        assert!((rr.iter().sum::<f64>() / rr.len() as f64 - r.mrr).abs() < 1e-12, "the items' mean is the MRR");
+        let top1 = r.ranks.iter().filter(|&&k| k == 1).count() as f64 / r.ranks.len() as f64;
+        assert_eq!(r.p_at_1, top1);
+    }
+
+    #[test]
+    fn a_gold_at_every_rank_once_scores_the_random_ranking_mrr() {
+        // Candidate k at angle k·10° from the single source vector: pair (0, k) ranks its gold k + 1th, so n pairs
+        // with golds 0..n take every rank once, which is what a random ranking averages to: H_n / n.
+        let n = 7;
+        let angles: Vec<f64> = (0..n).map(|k| (k as f64 * 10.0).to_radians()).collect();
+        let cand: Vec<f32> = angles.iter().flat_map(|a| [a.cos() as f32, a.sin() as f32]).collect();
+        let cand = Tensor::from_slice(&cand).view([n, 2]);
+        let src = Tensor::from_slice(&[1.0f32, 0.0]).view([1, 2]);
+        let pairs: Vec<(i64, i64)> = (0..n).map(|k| (0, k)).collect();
+        let r = mrr(&src, &cand, &pairs).unwrap();
+        assert_eq!(r.ranks, (1..=n as u64).collect::<Vec<_>>());
+        assert!((r.mrr - random_mrr(n as usize)).abs() < 1e-12, "{} vs {}", r.mrr, random_mrr(n as usize));
+        assert_eq!(random_mrr(1), 1.0);
+        assert_eq!(random_mrr(2), 0.75);
+        assert!((random_mrr(3) - (1.0 + 0.5 + 1.0 / 3.0) / 3.0).abs() < 1e-15);
+        assert_eq!(random_mrr(0), 0.0);
     }
 
     #[test]

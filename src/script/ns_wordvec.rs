@@ -7,7 +7,8 @@
 //! let w2v = wordvec::train(m, #{ kind: "word2vec", config: #{ dim: 128, epochs: 5 } });   // subword unit
 //! let ft = wordvec::train(en, #{ kind: "fasttext", unit: "word", min_count: 3 });
 //! let r = wordvec::mrr([w2v, m], #{ src: "en", tgt: "fr", corpus_src: en_text, corpus_tgt: fr_text });
-//! // r[i] = #{ name, kind: "static" | "model", mrr: [per layer; one value for static], p_at_1: [...], pairs, candidates }
+//! // r[i] = #{ name, kind: "static" | "model", mrr: [per layer; one value for static], p_at_1: [...], pairs, candidates,
+//! //         rr: [per layer: [1/rank of every pair]], chance }
 //! ```
 //! `wordvec::train` options: `kind` (word2vec | fasttext | glove), `unit` (subword: the model's tokens, default;
 //! word: whitespace words), `langs` (default: all of the model's), `max_sentences` (per language), `min_count`
@@ -19,7 +20,10 @@
 //! every representation has a vector for it — for a model, the word occurs in the given corpus (its vector is the
 //! mean of its contextual vectors there, per layer); for static vectors, the word occurs in the corpus as a
 //! whitespace token and has a vector (subword unit: the mean of its subword tokens' vectors). So every
-//! representation is scored on the same pairs and candidates.
+//! representation is scored on the same pairs and candidates, in the same order: `rr[l][i]` of every representation
+//! is pair `i`'s reciprocal rank at layer `l` (the per-item values whose mean is `mrr[l]`, for
+//! `results::score(KEY, #{ items: rr[l] })`; `()` where no pair is covered). `chance` is the MRR of a random
+//! ranking of the candidates, `H_n / n` ([`random_mrr`]), as a fraction like `mrr`.
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -29,7 +33,7 @@ use tch::{Kind, Tensor};
 
 use super::engine::{at, rhai_err, Session};
 use super::handles::{ModelRef, ModelSource};
-use crate::analysis::word_retrieval::{mrr, Retrieval};
+use crate::analysis::word_retrieval::{mrr, random_mrr, Retrieval};
 use crate::error::{Error, Result};
 use crate::text::tokenize::CrossTokenizer;
 use crate::wordvec::train::StaticKind;
@@ -210,21 +214,30 @@ fn retrieval(s: &Session, reps: &[Dynamic], spec: &MrrSpec) -> Result<Vec<Map>> 
         let scores: Vec<Option<Retrieval>> = (0..layers)
             .map(|l| if pairs.is_empty() { Ok(None) } else { mrr(&x.get(l), &y.get(l), &pairs).map(Some) })
             .collect::<Result<_>>()?;
-        let values = |f: fn(&Retrieval) -> f64| -> Dynamic {
-            Dynamic::from_array(
-                scores.iter().map(|r| r.as_ref().map_or(Dynamic::UNIT, |r| Dynamic::from_float(f(r)))).collect(),
-            )
-        };
-        let mut m = Map::new();
-        m.insert("name".into(), name.clone().into());
-        m.insert("kind".into(), (*kind).into());
-        m.insert("mrr".into(), values(|r| r.mrr));
-        m.insert("p_at_1".into(), values(|r| r.p_at_1));
-        m.insert("pairs".into(), Dynamic::from_int(pairs.len() as i64));
-        m.insert("candidates".into(), Dynamic::from_int(tgt_words.len() as i64));
-        out.push(m);
+        out.push(result_map(name, kind, &scores, pairs.len(), tgt_words.len()));
     }
     Ok(out)
+}
+
+/// One representation's entry of `wordvec::mrr`'s answer (see the module docs): `scores[l]` is layer `l`'s retrieval,
+/// `None` where no pair is covered.
+fn result_map(name: &str, kind: &str, scores: &[Option<Retrieval>], pairs: usize, candidates: usize) -> Map {
+    let per_layer = |f: &dyn Fn(&Retrieval) -> Dynamic| -> Dynamic {
+        Dynamic::from_array(scores.iter().map(|r| r.as_ref().map_or(Dynamic::UNIT, f)).collect())
+    };
+    let mut m = Map::new();
+    m.insert("name".into(), name.into());
+    m.insert("kind".into(), kind.into());
+    m.insert("mrr".into(), per_layer(&|r| Dynamic::from_float(r.mrr)));
+    m.insert("p_at_1".into(), per_layer(&|r| Dynamic::from_float(r.p_at_1)));
+    m.insert(
+        "rr".into(),
+        per_layer(&|r| Dynamic::from_array(r.reciprocal_ranks().into_iter().map(Dynamic::from_float).collect())),
+    );
+    m.insert("pairs".into(), Dynamic::from_int(pairs as i64));
+    m.insert("candidates".into(), Dynamic::from_int(candidates as i64));
+    m.insert("chance".into(), Dynamic::from_float(random_mrr(candidates)));
+    m
 }
 
 /// The `wordvec` module of `session`.
@@ -260,4 +273,25 @@ pub fn register(engine: &mut Engine) {
     engine.register_fn("to_string", |v: &mut StaticVectors| {
         format!("StaticVectors({}: {} × {})", v.name, v.vectors.len(), v.vectors.dim())
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_maps_carry_per_pair_reciprocal_ranks_whose_mean_is_the_mrr() {
+        let r = Retrieval { mrr: 0.6875, p_at_1: 0.5, pairs: 4, candidates: 5, ranks: vec![1, 4, 2, 1] };
+        let m = result_map("bert", "model", &[Some(r), None], 4, 5);
+        let layers = m["rr"].clone().into_array().unwrap();
+        let rr: Vec<f64> = layers[0].clone().into_array().unwrap().iter().map(|x| x.as_float().unwrap()).collect();
+        assert_eq!(rr, [1.0, 0.25, 0.5, 1.0]);
+        assert!(
+            (rr.iter().sum::<f64>() / 4.0 - m["mrr"].clone().into_array().unwrap()[0].as_float().unwrap()).abs()
+                < 1e-12
+        );
+        assert!(layers[1].is_unit(), "a layer without covered pairs has no items");
+        assert!((m["chance"].as_float().unwrap() - random_mrr(5)).abs() < 1e-15);
+        assert_eq!(m["candidates"].as_int().unwrap(), 5);
+    }
 }
