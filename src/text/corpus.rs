@@ -16,6 +16,10 @@
 //!   scaled by `valid_per_mille / 1000`. The Liu study's 200k / 1000k sentences per language are such caps.
 //! * **Domain**: each manifest's `domain` (novels, wiki, web, news) is recorded, so a domain ablation picks
 //!   datasets by domain.
+//! * **Halves** (pseudo-languages, [`crate::text::pseudo`]): with `half`, the builder reads the files of `half.lang`
+//!   (sentence splitting and segmentation follow that language) and keeps only the documents `d` with
+//!   top bit of `h(HALF_SALT, id(d))` = `half.half` ([`document_half`]), whatever the seed; the output files are still
+//!   named after `lang`.
 //! * **Atomic**: everything is written to `*.tmp` files and renamed at the end; an error leaves no output.
 use crate::data::documents::{file_documents, file_lang, is_running_text, paragraphs_are_sentences};
 use crate::data::manifest::Catalog;
@@ -60,6 +64,30 @@ pub struct CorpusSpec {
     /// Drop sentences with fewer characters than this.
     #[serde(default = "default_min_chars")]
     pub min_chars: usize,
+    /// Read another language's files and keep one half of its documents (pseudo-languages and their source language:
+    /// [`crate::text::pseudo`]). Omitted from the JSON when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half: Option<DocumentHalf>,
+}
+
+/// One half of a language's documents (see [`document_half`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentHalf {
+    /// The language whose dataset files are read.
+    pub lang: String,
+    /// 0 or 1.
+    pub half: u8,
+}
+
+/// Salt of the document halves: fixed, so the halves are the same for every seed and every run.
+pub const HALF_SALT: u64 = 0x4841_4C46; // "HALF"
+
+/// The half (0 or 1) of the document with id `id`: the top bit of `FNV-1a(HALF_SALT, id)`. (Not the lowest bit: FNV's
+/// lowest bit is the parity of the odd bytes of the id, so `mod 2` splits by spelling, 59 / 40 of the English novels;
+/// the top bit splits them 50 / 49, half 1 holding 54 % of their compressed bytes.)
+pub fn document_half(id: &str) -> u8 {
+    (fnv1a(HALF_SALT, id.as_bytes()) >> 63) as u8
 }
 
 /// Documents held out for validation, per mille, unless a spec says otherwise.
@@ -88,6 +116,7 @@ impl CorpusSpec {
             segment_zh: true,
             dedup: true,
             min_chars: default_min_chars(),
+            half: None,
         }
     }
 }
@@ -162,6 +191,11 @@ pub fn build_corpus(catalog: &Catalog, roots: &DataRoots, spec: &CorpusSpec, out
     if spec.valid_per_mille > 1000 {
         return Err(Error::Invalid(format!("valid_per_mille must be at most 1000, got {}", spec.valid_per_mille)));
     }
+    if let Some(h) = spec.half.as_ref().filter(|h| h.half > 1) {
+        return Err(Error::Invalid(format!("corpus '{}': half must be 0 or 1, got {}", spec.lang, h.half)));
+    }
+    // The language of the text read: `half.lang` for a pseudo-language, else the corpus's own.
+    let text_lang = spec.half.as_ref().map_or(spec.lang.as_str(), |h| h.lang.as_str());
     let mut files = Vec::new();
     let mut domains = Vec::new();
     for id in &spec.datasets {
@@ -171,7 +205,7 @@ pub fn build_corpus(catalog: &Catalog, roots: &DataRoots, spec: &CorpusSpec, out
         }
         let mut any = false;
         for file in manifest.files.iter().filter(|f| f.is_data()) {
-            if file_lang(manifest, file) == Some(spec.lang.as_str()) {
+            if file_lang(manifest, file) == Some(text_lang) {
                 files.push((manifest, file));
                 any = true;
             }
@@ -179,7 +213,7 @@ pub fn build_corpus(catalog: &Catalog, roots: &DataRoots, spec: &CorpusSpec, out
         if !any {
             return Err(Error::Invalid(format!(
                 "dataset '{id}' has no '{}' text (languages: {})",
-                spec.lang,
+                text_lang,
                 manifest.languages.join(", ")
             )));
         }
@@ -217,6 +251,9 @@ pub fn build_corpus(catalog: &Catalog, roots: &DataRoots, spec: &CorpusSpec, out
             let per_sentence = paragraphs_are_sentences(manifest.format);
             for doc in file_documents(manifest, file, roots)? {
                 let doc = doc?;
+                if spec.half.as_ref().is_some_and(|h| document_half(&doc.id) != h.half) {
+                    continue;
+                }
                 // Split unit: blocks of SPLIT_BLOCK_PARAGRAPHS paragraphs; block 0 is hashed as the bare document
                 // id, so a short document is one unit, and a novel still yields held-out text.
                 let mut counted = [false, false]; // [train, valid]: the document was counted on that side
@@ -232,7 +269,7 @@ pub fn build_corpus(catalog: &Catalog, roots: &DataRoots, spec: &CorpusSpec, out
                     }
                     for paragraph in block {
                         let sentences =
-                            if per_sentence { vec![paragraph.clone()] } else { split_sentences(paragraph, &spec.lang) };
+                            if per_sentence { vec![paragraph.clone()] } else { split_sentences(paragraph, text_lang) };
                         for sentence in sentences {
                             if sentence.chars().count() < spec.min_chars {
                                 continue;
@@ -241,7 +278,7 @@ pub fn build_corpus(catalog: &Catalog, roots: &DataRoots, spec: &CorpusSpec, out
                                 duplicates += 1;
                                 continue;
                             }
-                            let line = if spec.lang == "zh" && spec.segment_zh {
+                            let line = if text_lang == "zh" && spec.segment_zh {
                                 segment_zh(&sentence).join(" ")
                             } else {
                                 sentence
@@ -299,6 +336,56 @@ mod tests {
         assert_ne!(fnv1a(0, b"abc"), fnv1a(1, b"abc"));
         // Fixed value: changing the hash would silently change every split.
         assert_eq!(fnv1a(0, b""), 0xcbf2_9ce4_8422_2325);
+    }
+
+    #[test]
+    fn document_halves_are_fixed_and_split_the_english_novels() {
+        // Fixed values: changing the salt or the hash would silently change every pseudo-language corpus.
+        let first: Vec<u8> = ["ENG18400_Trollope", "ENG18471_Bronte", "ENG18480_Thackeray", "ENG18481_Dickens"]
+            .iter()
+            .map(|id| document_half(id))
+            .collect();
+        assert_eq!(first, [1, 0, 0, 1]);
+        let Some(mirror) = crate::data::formats::test_mirror() else { return };
+        let catalog = Catalog::load_default().unwrap();
+        let roots =
+            DataRoots { mirror: Some(mirror), cache: std::env::temp_dir(), allow_download: false, progress: false };
+        let ids: Vec<String> = catalog
+            .get("eltec-en")
+            .unwrap()
+            .files
+            .iter()
+            .filter(|f| f.is_data())
+            .map(|f| f.path.rsplit('/').next().unwrap_or("").split('.').next().unwrap_or("").to_string())
+            .collect();
+        let in_half_1 = ids.iter().filter(|id| document_half(id) == 1).count();
+        assert_eq!((in_half_1, ids.len()), (49, 99));
+
+        // Two halves built like en and en2 of `en-en2`: the second reads English files, and no long sentence is in
+        // both (short ones, "Yes, sir.", may recur across novels).
+        let dir = tempfile::tempdir().unwrap();
+        let mut sides = Vec::new();
+        for (lang, half) in [("en", 0u8), ("en2", 1u8)] {
+            let spec = CorpusSpec {
+                max_sentences: Some(400),
+                half: Some(DocumentHalf { lang: "en".into(), half }),
+                ..CorpusSpec::new(lang, &["eltec-en"])
+            };
+            let summary = build_corpus(&catalog, &roots, &spec, dir.path()).unwrap();
+            assert_eq!(summary.train.sentences, 400, "{lang}");
+            assert_eq!(summary.train_path, dir.path().join(format!("{lang}.train.txt")));
+            let text = std::fs::read_to_string(&summary.train_path).unwrap();
+            sides.push(text.lines().filter(|l| l.len() > 60).map(String::from).collect::<HashSet<_>>());
+        }
+        assert!(sides[0].len() > 50 && sides[1].len() > 50);
+        assert!(sides[0].is_disjoint(&sides[1]), "the halves share sentences");
+        let bad = CorpusSpec {
+            half: Some(DocumentHalf { lang: "en".into(), half: 2 }),
+            ..CorpusSpec::new("en2", &["eltec-en"])
+        };
+        assert!(build_corpus(&catalog, &roots, &bad, dir.path()).unwrap_err().to_string().contains("0 or 1"));
+        // Without `half`, the spec's JSON has no such field (run configs keep their model-cache keys).
+        assert!(!serde_json::to_string(&CorpusSpec::new("en", &["eltec-en"])).unwrap().contains("half"));
     }
 
     #[test]

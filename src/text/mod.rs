@@ -1,9 +1,11 @@
 //! Text processing between raw datasets and token streams: sentence splitting ([`sentences`]), Chinese word
-//! segmentation ([`segment`]) and per-language corpus building with splits, caps and domain tags ([`corpus`]).
+//! segmentation ([`segment`]), per-language corpus building with splits, caps and domain tags ([`corpus`]) and
+//! pseudo-languages made of another language's documents ([`pseudo`]).
 pub mod anchors;
 pub mod codeswitch;
 pub mod corpus;
 pub mod masking;
+pub mod pseudo;
 pub mod sampling;
 pub mod segment;
 pub mod sentences;

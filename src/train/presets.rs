@@ -16,6 +16,10 @@
 //! | `sep-emb-l1-3`, `sep-emb-l1-6` | 2 | both |
 //!
 //! Languages are given as one hyphenated list (`en`, `en-fr`, `en-fr-de-ru-zh`); the ablations take exactly two.
+//! A language may be a pseudo-language ([`crate::text::pseudo`]): `en2`, English′, reads the English datasets and
+//! half of the English documents, and `en` in the same run reads the other half. `sep-emb` over `en-en2` is the
+//! bilingual en–en′ model of Emerging §5.2 (Figure 7: "trained on English data but with separate embeddings matrix
+//! as in §4.3"); from a script, `train::model(#{ preset: "sep-emb", langs: "en-en2" })`.
 //! A pair's joint vocabulary that includes Chinese or Japanese limits its alphabet by SentencePiece's
 //! `character_coverage` ([`RICH_CHARSET_COVERAGE`]; [`CODESWITCHED_RICH_CHARSET_COVERAGE`] for `extra-anchors`).
 //! Languages are sampled during training with probability ∝ (share of sentences)^0.7 (see
@@ -34,6 +38,7 @@
 use crate::error::{Error, Result};
 use crate::model::ModelConfig;
 use crate::text::corpus::DEFAULT_VALID_PER_MILLE;
+use crate::text::pseudo::{halves, text_language};
 use crate::text::tokenize::{AnchorScheme, TokenizerSpec};
 use crate::train::extra_anchors::CodeSwitchConfig;
 use crate::train::run::{RunConfig, RunCorpus};
@@ -102,9 +107,10 @@ impl Scale {
     }
 }
 
-/// Running-text datasets per language in the novels domain (the study's Wikipedia stand-in here).
+/// Running-text datasets per language in the novels domain (the study's Wikipedia stand-in here); a pseudo-language
+/// reads its source language's.
 fn novels(lang: &str) -> Result<Vec<String>> {
-    let ids: &[&str] = match lang {
+    let ids: &[&str] = match text_language(lang) {
         "en" => &["eltec-en"],
         "fr" => &["eltec-fr"],
         "de" => &["eltec-de"],
@@ -121,13 +127,16 @@ pub const ZOO: [&str; 2] = ["mono", "multilingual"];
 /// The languages of the multilingual model of the figures (Liu et al. use mBERT; this is our stand-in).
 pub const MULTILINGUAL: [&str; 5] = ["en", "fr", "de", "ru", "zh"];
 
-/// Parse `en`, `en-fr`, `en-fr-de-ru-zh` into distinct language codes.
+/// Parse `en`, `en-fr`, `en-fr-de-ru-zh`, `en-en2` into distinct language codes (lowercase letters, then digits
+/// allowed: pseudo-languages such as `en2`).
 pub fn parse_languages(spec: &str) -> Result<Vec<String>> {
     let langs: Vec<String> = spec.split('-').map(str::to_string).collect();
     let mut seen = std::collections::BTreeSet::new();
-    if langs.iter().any(|l| l.is_empty() || !l.chars().all(|c| c.is_ascii_lowercase()))
-        || !langs.iter().all(|l| seen.insert(l))
-    {
+    let well_formed = |l: &str| {
+        l.starts_with(|c: char| c.is_ascii_lowercase())
+            && l.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    };
+    if !langs.iter().all(|l| well_formed(l)) || !langs.iter().all(|l| seen.insert(l)) {
         return Err(Error::Invalid(format!(
             "languages '{spec}': expected distinct lowercase codes joined by '-', e.g. en, en-fr or en-fr-de-ru-zh"
         )));
@@ -152,7 +161,7 @@ pub const CODESWITCHED_RICH_CHARSET_COVERAGE: f64 = 0.999;
 /// (every character kept). `multilingual` keeps every character: its vocabulary is twice a pair's, and its English
 /// is split far less (18 tokens for a 13-word sentence, against 56 in the en–zh pair and 13 in en–fr).
 fn character_coverage(scheme: AnchorScheme, languages: &[String], codeswitched: bool) -> Option<f64> {
-    let rich = languages.iter().any(|l| l == "zh" || l == "ja");
+    let rich = languages.iter().map(|l| text_language(l)).any(|l| l == "zh" || l == "ja");
     let coverage = if codeswitched { CODESWITCHED_RICH_CHARSET_COVERAGE } else { RICH_CHARSET_COVERAGE };
     (scheme == AnchorScheme::Joint && languages.len() == 2 && rich).then_some(coverage)
 }
@@ -221,6 +230,7 @@ pub fn preset(name: &str, langs: &str, scale: &str) -> Result<RunConfig> {
         group: 64,
     });
     let select_lang = if languages.iter().any(|l| l == "en") { "en".to_string() } else { languages[0].clone() };
+    let halves = halves(&languages)?;
     let character_coverage = character_coverage(scheme, &languages, codeswitch.is_some());
     let cfg = RunConfig {
         languages,
@@ -229,6 +239,7 @@ pub fn preset(name: &str, langs: &str, scale: &str) -> Result<RunConfig> {
             max_sentences: Some(sc.max_sentences),
             max_bytes: None,
             valid_per_mille: DEFAULT_VALID_PER_MILLE,
+            halves,
         },
         tokenizer: TokenizerSpec { character_coverage, ..TokenizerSpec::new(scheme, vocab) },
         train: TrainConfig {
@@ -308,6 +319,53 @@ mod tests {
         assert_eq!(cov("default-anchors", "en-zh"), None);
         assert_eq!(cov("default", "en-fr"), None);
         assert_eq!(cov("mono", "zh"), None);
+    }
+
+    #[test]
+    fn english_prime_reads_the_other_half_of_english() {
+        for scale in ["smoke", "cpu"] {
+            let cfg = preset("sep-emb", "en-en2", scale).unwrap();
+            assert_eq!(cfg.languages, ["en", "en2"]);
+            assert!(cfg.train.model.sharing.sep_emb && cfg.train.model.sharing.sep_layers == 0);
+            assert_eq!(cfg.corpus.datasets["en2"], ["eltec-en"]);
+            assert_eq!((cfg.corpus.halves["en"].half, cfg.corpus.halves["en2"].half), (0, 1));
+            assert_eq!(cfg.corpus.halves["en2"].lang, "en");
+            assert_eq!((cfg.train.select_lang.as_str(), cfg.tokenizer.character_coverage), ("en", None));
+            let json = serde_json::to_string(&cfg).unwrap();
+            assert!(json.contains(r#""halves":{"en":{"lang":"en","half":0},"en2":{"lang":"en","half":1}}"#), "{json}");
+            // The run config round-trips through the run.toml it is recorded in.
+            let toml = toml::to_string_pretty(&cfg).unwrap();
+            assert_eq!(RunConfig::from_toml(&toml, std::path::Path::new("run.toml")).unwrap(), cfg);
+        }
+        let catalog = crate::data::manifest::Catalog::load_default().unwrap();
+        let cfg = preset("mono", "en2", "smoke").unwrap();
+        let data = crate::train::zoo::run_data_files(&cfg, &catalog).unwrap();
+        assert!(!data.is_empty() && data.keys().all(|p| p.starts_with("mono/en/")), "en2 reads the English files");
+        assert!(!serde_json::to_string(&preset("sep-emb", "en-fr", "cpu").unwrap()).unwrap().contains("halves"));
+        assert!(parse_languages("2en").is_err() && parse_languages("en-EN2").is_err());
+        let mut bad = preset("sep-emb", "en-en2", "smoke").unwrap();
+        bad.corpus.halves.get_mut("en2").unwrap().half = 2;
+        assert!(bad.validate().unwrap_err().to_string().contains("half 0 or 1"));
+    }
+
+    /// The model-cache keys of presets whose cpu models are trained and cached (seed 0): a new config field must be
+    /// left out of the serialised config when unset, or every cached model would be retrained.
+    #[test]
+    fn cache_keys_of_trained_presets_are_unchanged() {
+        let catalog = crate::data::manifest::Catalog::load_default().unwrap();
+        for (name, langs, key) in [
+            ("default", "en-fr", "19360d2d7f9f4233"),
+            ("default", "en-de", "5931a2cedbf02e9b"),
+            ("default", "en-ru", "5e0b3cceaea09246"),
+            ("mono", "en", "430c4497df46f634"),
+            ("mono", "fr", "d5a793aa7245771e"),
+            ("mono", "de", "fe8e75705b0783b9"),
+        ] {
+            let mut cfg = preset(name, langs, "cpu").unwrap();
+            cfg.train.seed = 0;
+            let data = crate::train::zoo::run_data_files(&cfg, &catalog).unwrap();
+            assert_eq!(crate::train::zoo::cache_key(&cfg, &data).unwrap(), key, "{name} {langs} cpu seed 0");
+        }
     }
 
     #[test]

@@ -16,6 +16,8 @@
 //! [train.model]
 //! hidden = 128
 //! ```
+//! An optional `[corpus.halves]` table (`en2 = { lang = "en", half = 1 }`) makes a language read one half of another
+//! language's documents (pseudo-languages: [`crate::text::pseudo`]).
 //! An optional `[codeswitch]` section (`dictionary = "en-fr"`, `p`, `max_fraction`, `group`) code-switches the
 //! training text of both languages before tokenization (Extra anchors).
 //! `train.model.vocab_size` and `train.model.languages` are filled in from the tokenizer and `languages`.
@@ -25,7 +27,7 @@
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
 use crate::error::{Error, Result};
-use crate::text::corpus::{build_corpus, CorpusSpec, DEFAULT_VALID_PER_MILLE};
+use crate::text::corpus::{build_corpus, CorpusSpec, DocumentHalf, DEFAULT_VALID_PER_MILLE};
 use crate::text::stream::encode_corpus;
 use crate::text::tokenize::{CrossTokenizer, TokenizerSpec};
 use crate::train::extra_anchors::{muse_train_pairs, switch_file, CodeSwitchConfig};
@@ -46,6 +48,10 @@ pub struct RunCorpus {
     pub max_bytes: Option<u64>,
     #[serde(default = "default_valid_per_mille")]
     pub valid_per_mille: u32,
+    /// Pseudo-languages: language → the language whose documents it reads and which half of them
+    /// ([`crate::text::pseudo`]). Omitted when empty, so runs without a pseudo-language keep their cache keys.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub halves: BTreeMap<String, DocumentHalf>,
 }
 
 fn default_valid_per_mille() -> u32 {
@@ -96,6 +102,12 @@ impl RunConfig {
         if let Some(extra) = self.corpus.datasets.keys().find(|l| !self.languages.contains(l)) {
             return Err(format!("[corpus.datasets] names '{extra}', which is not in `languages`"));
         }
+        if let Some((lang, h)) = self.corpus.halves.iter().find(|(l, h)| !self.languages.contains(l) || h.half > 1) {
+            return Err(format!(
+                "[corpus.halves] {lang} = half {} of '{}': expected a run language and half 0 or 1",
+                h.half, h.lang
+            ));
+        }
         if let Some(cs) = &self.codeswitch {
             let (a, b) = cs.languages().map_err(|e| e.to_string())?;
             if !self.languages.contains(&a) || !self.languages.contains(&b) {
@@ -115,6 +127,7 @@ impl RunConfig {
             max_bytes: self.corpus.max_bytes,
             valid_per_mille: self.corpus.valid_per_mille,
             seed: self.train.seed,
+            half: self.corpus.halves.get(lang).cloned(),
             ..CorpusSpec::new(lang, &self.corpus.datasets[lang].iter().map(String::as_str).collect::<Vec<_>>())
         }
     }

@@ -49,6 +49,8 @@ pub struct CachedModel {
 pub fn run_data_files(cfg: &RunConfig, catalog: &Catalog) -> Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     for (lang, ids) in &cfg.corpus.datasets {
+        // A pseudo-language reads another language's files (`[corpus.halves]`).
+        let lang = cfg.corpus.halves.get(lang).map_or(lang, |h| &h.lang);
         for id in ids {
             for f in &catalog.get(id)?.files {
                 if f.lang.as_deref().is_none_or(|l| l == lang) && f.role == crate::data::manifest::FileRole::Data {
