@@ -10,6 +10,7 @@
 //!   estimates. The interval is the wider, on each side, of (a) the seed interval, mean ± t₀.₉₇₅,N−1 · sd / √N
 //!   (Student t over the per-seed estimates), and (b) the per-seed bootstrap intervals averaged and centred on the
 //!   mean. (a) carries training variance, (b) test-set variance; taking the wider side of each is conservative.
+//!   A chance level that differs by seed (P@1 among a seed-dependent candidate set) combines to the highest.
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -180,12 +181,15 @@ pub fn combine(key: &str, runs: &[Score]) -> Result<Score> {
     if runs.len() == 1 {
         return Ok(first.clone());
     }
-    if runs.iter().any(|r| r.interval != first.interval || r.chance != first.chance) {
+    if runs.iter().any(|r| r.interval != first.interval || r.chance.is_some() != first.chance.is_some()) {
         return Err(Error::Invalid(format!(
-            "score '{key}': the seeds disagree on its kind (interval or chance level); a script must score the same \
-             way at every seed"
+            "score '{key}': the seeds disagree on its kind (interval, or whether it has a chance level); a script must \
+             score the same way at every seed"
         )));
     }
+    // A chance level that depends on the seed's candidates (1 / vocabulary of a seed's corpus): the highest, so the
+    // at-chance test stays conservative.
+    let chance = runs.iter().filter_map(|r| r.chance).reduce(f64::max);
     let per_seed: Vec<SeedScore> = runs.iter().flat_map(|r| r.per_seed.iter().cloned()).collect();
     let n = per_seed.len() as f64;
     let mean = per_seed.iter().map(|s| s.estimate).sum::<f64>() / n;
@@ -205,7 +209,7 @@ pub fn combine(key: &str, runs: &[Score]) -> Result<Score> {
         high,
         interval: if bootstrap { IntervalKind::BootstrapAndSeeds } else { IntervalKind::Seeds },
         items: first.items,
-        chance: first.chance,
+        chance,
         sd: Some(sd),
         per_seed,
     })
@@ -297,6 +301,10 @@ mod tests {
         assert_eq!(s.interval, IntervalKind::Seeds);
         assert!((s.high - 0.4 - 12.706 * 0.1414213562 / 2f64.sqrt()).abs() < 1e-6);
         assert!(combine("k", &[run(0, 0.5), none(1, 0.5)]).is_err());
+        // Chance levels that differ by seed (candidate sets of seed-dependent corpora) combine to the highest.
+        let at = |seed: u64, c: Option<f64>| Score { chance: c, ..run(seed, 0.5) };
+        assert_eq!(combine("k", &[at(0, Some(0.02)), at(1, Some(0.05))]).unwrap().chance, Some(0.05));
+        assert!(combine("k", &[at(0, Some(0.02)), at(1, None)]).is_err());
         assert!(combine_all(&[BTreeMap::from([("a".to_string(), run(0, 0.1))]), BTreeMap::new()]).is_err());
     }
 }

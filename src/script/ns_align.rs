@@ -5,9 +5,12 @@
 //! let x = align::normalize(fx, "center,iter");   // every layer: centre, then 5 rounds of unit length + centring
 //! let w = align::procrustes(x_train, y_train);   // per layer W = UVᵀ, UΣVᵀ = SVD(YᵀX); a stack [L+1, d, d]
 //! let m = align::apply(w, x_test);               // per layer X Wᵀ
-//! let r = retrieve::sentences(m, y_test, "nn");  // per layer #{ accuracy, mrr } for row i ↔ row i
+//! let r = retrieve::sentences(m, y_test, "nn");  // per layer #{ accuracy, mrr, hits, candidates, n } for row i ↔ row i
 //! let r = retrieve::sentences(m, y_test, "csls", texts_y);  // also `accuracy_by_text` (duplicates count)
+//! results::score("fr-en/L1", #{ items: r[1].hits, chance: 1.0 / r[1].candidates });
 //! ```
+//! `hits` holds one 0.0 / 1.0 per source row (top-1 target is row i: P@1 by index), for per-item scores with
+//! bootstrap intervals; `candidates` is the number of target rows, so a random ranking's P@1 is `1 / candidates`.
 //! A stack of maps is a `Features` value whose rows are the map's rows.
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 use tch::{Kind, Tensor};
@@ -85,6 +88,9 @@ fn retrieve_sentences(src: &Features, tgt: &Features, method: &str, texts: Optio
             r.insert("accuracy_by_text".into(), Dynamic::from_float(a));
         }
         r.insert("n".into(), Dynamic::from_int(e.n as i64));
+        r.insert("candidates".into(), Dynamic::from_int(scorer.shape().1));
+        let hits: Array = e.hits.iter().map(|&h| Dynamic::from_float(if h { 1.0 } else { 0.0 })).collect();
+        r.insert("hits".into(), Dynamic::from_array(hits));
         out.push(Dynamic::from_map(r));
     }
     Ok(out)
@@ -128,8 +134,19 @@ mod tests {
         let mapped = per_layer(&fx.tensor(), &w, "t", |a, w| apply_map(a, w).map_err(rhai_err)).unwrap();
         let r = retrieve_sentences(&Features::new(mapped, "m"), &fy, "csls", None).unwrap();
         assert_eq!(r.len(), 2);
-        let acc = r[0].clone_cast::<Map>()["accuracy"].as_float().unwrap();
-        assert_eq!(acc, 1.0);
+        let r0 = r[0].clone_cast::<Map>();
+        assert_eq!(r0["accuracy"].as_float().unwrap(), 1.0);
+        assert_eq!(r0["candidates"].as_int().unwrap(), 40);
+        let hits = r0["hits"].clone().into_array().unwrap();
+        assert_eq!(hits.len(), 40);
+        assert!(hits.iter().all(|h| h.as_float().unwrap() == 1.0));
+        // Unaligned (x against the rotated y): fewer hits, and `accuracy` is their mean.
+        let raw = retrieve_sentences(&fx, &fy, "nn", None).unwrap()[1].clone_cast::<Map>();
+        let raw_hits: Vec<f64> =
+            raw["hits"].clone().into_array().unwrap().iter().map(|h| h.as_float().unwrap()).collect();
+        assert!(raw_hits.iter().all(|&h| h == 0.0 || h == 1.0));
+        assert_eq!(raw_hits.iter().sum::<f64>() / 40.0, raw["accuracy"].as_float().unwrap());
+        assert!(raw["accuracy"].as_float().unwrap() < 1.0);
         assert!(same_layers(&Tensor::zeros([2, 1, 1], (Kind::Float, tch::Device::Cpu)), &w.get(0).unsqueeze(0), "t")
             .is_err());
     }

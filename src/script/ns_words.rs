@@ -8,8 +8,14 @@
 //!     corpus_src: en_sentences, corpus_tgt: fr_sentences,
 //!     norm: "center,iter", method: "csls",
 //! });
-//! // r.contextual = [P@1 per layer, 0 = embedding output], r.noncontextual = P@1, with coverages and counts
+//! // r.contextual = [P@1 per layer, 0 = embedding output], r.noncontextual = P@1, with coverages and counts;
+//! // each probe also has `hits` (1.0 / 0.0 per test source word: P@1 per item) and `candidates` (target words);
+//! // r.words_src / r.words_tgt and r.single_src / r.single_tgt are the vocabularies of (b) and (a)
+//! let ft = words::align_static(en_ft, fr_ft, #{ dictionary: "en-fr", src_words: r.single_src, tgt_words: r.single_tgt });
 //! ```
+//! `words::align_static` takes optional `src_words` / `tgt_words`: the static vectors' vocabularies are cut to those
+//! words, so a static baseline is scored on the same subset as an MLM probe (Emerging §5.1.1: "the same subset of
+//! fastText").
 //! For each side, the vocabulary is the dictionary words (train and test) that occur in its corpus. The
 //! contextual vector of a word at layer l is the mean over its occurrences of the mean of its subwords' layer-l
 //! vectors ([`crate::features::words::corpus_averaged`]); the non-contextual vector is its input-embedding row,
@@ -72,6 +78,17 @@ pub struct StaticAlignSpec {
     pub norm: String,
     #[serde(default = "default_method")]
     pub method: String,
+    /// Only these source words (e.g. an MLM probe's vocabulary), when given.
+    #[serde(default)]
+    pub src_words: Option<Vec<String>>,
+    /// Only these target words, when given.
+    #[serde(default)]
+    pub tgt_words: Option<Vec<String>>,
+}
+
+/// The words of an optional list, as a set.
+fn word_set(words: &Option<Vec<String>>) -> Option<HashSet<&str>> {
+    words.as_ref().map(|v| v.iter().map(String::as_str).collect())
 }
 
 /// The distinct `words` that have a vector in `v` (as a word: the vectors' own rows), and their rows.
@@ -169,6 +186,10 @@ struct ProbeResult {
     coverage: f64,
     n_train_pairs: usize,
     n_test_words: usize,
+    /// Per evaluated test source word: 1.0 when a gold translation is retrieved first, else 0.0.
+    hits: Vec<f64>,
+    /// Target words retrieved among.
+    candidates: usize,
 }
 
 impl Probe {
@@ -196,6 +217,8 @@ impl Probe {
             coverage: e.coverage,
             n_train_pairs: pairs.len(),
             n_test_words: e.n_evaluated,
+            hits: e.hits.iter().map(|h| if h[0] { 1.0 } else { 0.0 }).collect(),
+            candidates: tgt_words.len(),
         }))
     }
 }
@@ -213,6 +236,8 @@ fn result_map(r: Option<ProbeResult>) -> Dynamic {
             m.insert("coverage".into(), Dynamic::from_float(r.coverage));
             m.insert("n_train_pairs".into(), Dynamic::from_int(r.n_train_pairs as i64));
             m.insert("n_test_words".into(), Dynamic::from_int(r.n_test_words as i64));
+            m.insert("hits".into(), Dynamic::from_array(r.hits.into_iter().map(Dynamic::from_float).collect()));
+            m.insert("candidates".into(), Dynamic::from_int(r.candidates as i64));
             Dynamic::from_map(m)
         }
     }
@@ -263,6 +288,11 @@ pub fn module(session: &Session) -> Module {
             out.insert("vocabulary_tgt".into(), Dynamic::from_int(b.words.len() as i64));
             out.insert("single_subword_src".into(), Dynamic::from_int(a.single.len() as i64));
             out.insert("single_subword_tgt".into(), Dynamic::from_int(b.single.len() as i64));
+            let list = |v: &[String]| Dynamic::from_array(v.iter().cloned().map(Dynamic::from).collect());
+            out.insert("words_src".into(), list(&a.words));
+            out.insert("words_tgt".into(), list(&b.words));
+            out.insert("single_src".into(), list(&a.single));
+            out.insert("single_tgt".into(), list(&b.single));
             Ok(out)
         };
         f().map_err(|e| at(&ctx, e))
@@ -284,8 +314,16 @@ pub fn module(session: &Session) -> Module {
                     norm: spec.norm.parse().map_err(rhai_err)?,
                     method: Method::parse(&spec.method, 10, 30.0).map_err(rhai_err)?,
                 };
-                let (a_words, a) = static_rows(&src, probe.train.iter().chain(&probe.test).map(|p| p.0.as_str()));
-                let (b_words, b) = static_rows(&tgt, probe.train.iter().chain(&probe.test).map(|p| p.1.as_str()));
+                let (src_only, tgt_only) = (word_set(&spec.src_words), word_set(&spec.tgt_words));
+                let keep = |set: &Option<HashSet<&str>>, w: &str| set.as_ref().is_none_or(|s| s.contains(w));
+                let (a_words, a) = static_rows(
+                    &src,
+                    probe.train.iter().chain(&probe.test).map(|p| p.0.as_str()).filter(|w| keep(&src_only, w)),
+                );
+                let (b_words, b) = static_rows(
+                    &tgt,
+                    probe.train.iter().chain(&probe.test).map(|p| p.1.as_str()).filter(|w| keep(&tgt_only, w)),
+                );
                 s.env.log.push(format!(
                     "words::align_static {} → {}: {} / {} dictionary words have vectors",
                     src.name,
@@ -349,6 +387,12 @@ mod tests {
         let r = probe(pairs(0..40)).run(&x, &y, &words, &words).unwrap().unwrap();
         assert_eq!(r.p_at_1, 100.0);
         assert_eq!((r.n_train_pairs, r.n_test_words), (40, 20));
+        assert_eq!((r.hits, r.candidates), (vec![1.0; 20], 60));
+        // Unrelated spaces: a map fit on the train pairs does not carry over, most test words miss; one hit per item.
+        let noise = Tensor::randn([60, 8], (tch::Kind::Float, tch::Device::Cpu));
+        let r = probe(pairs(0..40)).run(&x, &noise, &words, &words).unwrap().unwrap();
+        assert_eq!(r.hits.len(), 20);
+        assert!((r.hits.iter().sum::<f64>() * 5.0 - r.p_at_1).abs() < 1e-9 && r.p_at_1 < 50.0, "{}", r.p_at_1);
         assert!(probe(Vec::new()).run(&x, &y, &words, &words).unwrap().is_none());
     }
 }
