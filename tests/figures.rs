@@ -145,9 +145,12 @@ fn fig7_values_are_cka_in_range_with_the_layers_and_pairs() {
     }
     assert!(rec["substitutions"].as_array().unwrap().iter().any(|s| s.as_str().unwrap().contains("en′")));
     // Bilingual en–en′ is sep-emb over English's two halves; Random encodes only the non-English side (the English
-    // side comes from the trained English model), with the other language's monolingual shape and tokenizer.
+    // side comes from the trained English model), with the other language's monolingual shape and tokenizer, drawn
+    // with seed SEED + 1000 (a draw with seed 0 would be the English model's own starting point).
     let models = rec["provenance"]["models"].as_object().unwrap();
-    for m in ["default-en-fr", "mono-en", "mono-en-s1", "sep-emb-en-en2", "random-mono-en", "random-mono-fr"] {
+    for m in
+        ["default-en-fr", "mono-en", "mono-en-s1", "sep-emb-en-en2", "random-mono-en-s1000", "random-mono-fr-s1000"]
+    {
         assert!(models.contains_key(m), "provenance lacks {m}: {:?}", models.keys().collect::<Vec<_>>());
     }
     assert!(!models.keys().any(|m| m.starts_with("random-default")), "{:?}", models.keys().collect::<Vec<_>>());
