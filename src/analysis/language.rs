@@ -7,13 +7,21 @@
 //! * **Unsupervised token translation**: feed a sentence of `L1`, add `α · D_l` to every position of the layer-`l`
 //!   hidden states (`l = 0` is the embedding output), run the remaining layers, and decode every position with the
 //!   MLM head ([`shifted_logits`], [`predict_tokens`]); `α = 0` reconstructs the input.
-//! * **Convert rate** ([`convert_rate`]): with `T1`, `T2` the token sets of the two languages (the ids that occur in
-//!   each language's corpus), tokens in both sets are ambiguous and excluded from both terms:
-//!   `CR = |{predictions ∈ T2 \ T1}| / |{predictions ∈ T1 Δ T2}|`, counted over all predicted positions
-//!   (specials excluded). `CR` near 0 means the output stayed in `L1`; near 1, it moved to `L2`.
+//! * **Convert rate** ([`convert_rate`], Liu et al. §4.2.2): with `y` the predicted tokens and `V_s`, `V_t` the token
+//!   sets of the source and target language (here: the ids that occur in each language's corpus),
+//!   `CR = #{y ∈ V_t − V_s} / (#y − #{y ∈ V_s ∩ V_t})`, counted over all predicted positions (specials excluded).
+//!   Tokens in both sets are excluded from both terms; a token in neither set stays in the denominator (it was not
+//!   converted). `CR` near 0 means the output stayed out of `L2`; near 1, it moved to `L2`.
+//! * **What was converted** ([`TranslationCounts`], per sentence): beside the convert rate's counts, the converted
+//!   tokens without a letter ([`is_symbol_token`]: punctuation, digits), the clipped unigram matches with the
+//!   reference over all predictions and over the converted ones, and the predictions in neither set (the paper:
+//!   the model "never decodes the tokens which not belong to L1 and L2").
 //! * **BLEU-1** ([`bleu1`]): corpus-level clipped unigram precision times the brevity penalty (Papineni et al.
 //!   2002), `BP · Σ_s Σ_w min(c_hyp(w), c_ref(w)) / Σ_s |hyp_s|`, `BP = exp(1 − r/c)` when the total hypothesis
-//!   length `c` is below the reference length `r`, else 1.
+//!   length `c` is below the reference length `r`, else 1. A token-by-token translation predicts one token per
+//!   source token, so `c` and `r`, hence `BP`, are the same in every cell (layer, α) of a direction: the clipped
+//!   unigram precision without `BP` ([`TranslationCounts::matched`] over [`TranslationCounts::predictions`], a ratio
+//!   of per-sentence sums that a bootstrap over sentences can resample) orders the cells as BLEU-1 does.
 use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
@@ -156,19 +164,19 @@ pub fn predict_tokens(logits: &Tensor, excluded: &[u32]) -> Tensor {
 /// Convert rate with its counts (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ConvertRate {
-    /// `|T2 \ T1|` predictions over `|T1 Δ T2|` predictions; NaN when no prediction is language-exclusive.
+    /// `#{y ∈ V_t − V_s} / (#y − #{y ∈ V_s ∩ V_t})`; NaN when every prediction is in both sets.
     pub rate: f64,
-    /// Predictions only in the target set.
+    /// Predictions only in the target set (converted).
     pub target_only: u64,
     /// Predictions only in the source set.
     pub source_only: u64,
-    /// Predictions in both sets (excluded).
+    /// Predictions in both sets (excluded from both terms).
     pub shared: u64,
-    /// Predictions in neither set (excluded).
+    /// Predictions in neither set (in the denominator: not converted).
     pub neither: u64,
 }
 
-/// Convert rate of `predictions` from the `source` token set to the `target` token set.
+/// Convert rate of `predictions` from the `source` token set to the `target` token set (Liu et al. §4.2.2).
 pub fn convert_rate(predictions: &[u32], source: &HashSet<u32>, target: &HashSet<u32>) -> ConvertRate {
     let (mut t, mut s, mut both, mut neither) = (0u64, 0u64, 0u64, 0u64);
     for p in predictions {
@@ -179,8 +187,114 @@ pub fn convert_rate(predictions: &[u32], source: &HashSet<u32>, target: &HashSet
             (false, false) => neither += 1,
         }
     }
-    let rate = if t + s == 0 { f64::NAN } else { t as f64 / (t + s) as f64 };
+    let den = t + s + neither;
+    let rate = if den == 0 { f64::NAN } else { t as f64 / den as f64 };
     ConvertRate { rate, target_only: t, source_only: s, shared: both, neither }
+}
+
+/// Whether a token string holds no letter (punctuation, digits, symbols): its text without the subword markers
+/// (a `xx:` language prefix, a leading `##`, `▁` or `Ġ`, a trailing `</w>`) has no alphabetic character. Han,
+/// Cyrillic and other scripts' letters are alphabetic, so `的` is a content token and `，` is not.
+pub fn is_symbol_token(token: &str) -> bool {
+    let mut t = token;
+    if let Some((prefix, rest)) = t.split_once(':') {
+        if (2..=3).contains(&prefix.len()) && prefix.bytes().all(|b| b.is_ascii_lowercase()) && !rest.is_empty() {
+            t = rest;
+        }
+    }
+    let t = t.strip_suffix("</w>").unwrap_or(t);
+    let t = t.trim_start_matches("##").trim_start_matches(['▁', 'Ġ']);
+    !t.chars().any(char::is_alphabetic)
+}
+
+/// The counts behind the convert rate and BLEU-1 of one sentence's predictions, or of many summed ([`Self::add`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TranslationCounts {
+    /// Predictions `y ∈ V_t − V_s` (converted).
+    pub target_only: u64,
+    /// Predictions `y ∈ V_s − V_t`.
+    pub source_only: u64,
+    /// Predictions `y ∈ V_s ∩ V_t`.
+    pub shared: u64,
+    /// Predictions in neither set.
+    pub neither: u64,
+    /// Converted predictions without a letter ([`is_symbol_token`]: punctuation, digits).
+    pub target_only_symbols: u64,
+    /// Clipped unigram matches with the reference, `Σ_w min(c_hyp(w), c_ref(w))` (BLEU-1's numerator).
+    pub matched: u64,
+    /// The same sum over converted types only: converted predictions found in the reference.
+    pub target_only_matched: u64,
+    /// Reference tokens.
+    pub reference: u64,
+}
+
+impl TranslationCounts {
+    /// Counts `predictions` against `reference` (token ids of one tokenizer) and the token sets; `symbol(id)` tells
+    /// whether a token has no letter.
+    pub fn of_sentence(
+        predictions: &[u32],
+        reference: &[u32],
+        source: &HashSet<u32>,
+        target: &HashSet<u32>,
+        symbol: impl Fn(u32) -> bool,
+    ) -> Self {
+        let cr = convert_rate(predictions, source, target);
+        let converted = |p: u32| target.contains(&p) && !source.contains(&p);
+        let mut hyp: HashMap<u32, u64> = HashMap::new();
+        for &p in predictions {
+            *hyp.entry(p).or_default() += 1;
+        }
+        let mut refs: HashMap<u32, u64> = HashMap::new();
+        for &r in reference {
+            *refs.entry(r).or_default() += 1;
+        }
+        let (mut matched, mut target_only_matched) = (0, 0);
+        for (&w, &c) in &hyp {
+            let m = c.min(refs.get(&w).copied().unwrap_or(0));
+            matched += m;
+            if converted(w) {
+                target_only_matched += m;
+            }
+        }
+        TranslationCounts {
+            target_only: cr.target_only,
+            source_only: cr.source_only,
+            shared: cr.shared,
+            neither: cr.neither,
+            target_only_symbols: predictions.iter().filter(|&&p| converted(p) && symbol(p)).count() as u64,
+            matched,
+            target_only_matched,
+            reference: reference.len() as u64,
+        }
+    }
+
+    /// Every prediction, `#y`.
+    pub fn predictions(&self) -> u64 {
+        self.target_only + self.source_only + self.shared + self.neither
+    }
+
+    /// The convert rate's denominator, `#y − #{y ∈ V_s ∩ V_t}`.
+    pub fn convert_denominator(&self) -> u64 {
+        self.predictions() - self.shared
+    }
+
+    /// The convert rate; `None` when every prediction is in both sets.
+    pub fn convert_rate(&self) -> Option<f64> {
+        let d = self.convert_denominator();
+        (d > 0).then(|| self.target_only as f64 / d as f64)
+    }
+
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: &TranslationCounts) {
+        self.target_only += other.target_only;
+        self.source_only += other.source_only;
+        self.shared += other.shared;
+        self.neither += other.neither;
+        self.target_only_symbols += other.target_only_symbols;
+        self.matched += other.matched;
+        self.target_only_matched += other.target_only_matched;
+        self.reference += other.reference;
+    }
 }
 
 /// Corpus-level BLEU-1 of tokenised hypotheses against one reference each (see the module docs); 0 for empty
@@ -320,14 +434,51 @@ mod tests {
     }
 
     #[test]
-    fn convert_rate_excludes_shared_tokens_from_both_terms() {
+    fn convert_rate_excludes_shared_tokens_and_counts_tokens_in_neither_set() {
         let src: HashSet<u32> = [10, 11, 12, 50].into();
         let tgt: HashSet<u32> = [20, 21, 50].into();
-        // 2 target-only, 1 source-only, 2 shared, 1 in neither: CR = 2 / 3.
+        // 2 target-only, 1 source-only, 2 shared, 1 in neither: CR = 2 / (6 − 2) = 1/2 (the formula of Liu §4.2.2;
+        // dropping the token in neither set would give 2/3).
         let cr = convert_rate(&[20, 21, 10, 50, 50, 99], &src, &tgt);
         assert_eq!((cr.target_only, cr.source_only, cr.shared, cr.neither), (2, 1, 2, 1));
-        assert!((cr.rate - 2.0 / 3.0).abs() < 1e-12);
-        assert!(convert_rate(&[50, 99], &src, &tgt).rate.is_nan());
+        assert!((cr.rate - 0.5).abs() < 1e-12);
+        // Only tokens in neither set: nothing converted, CR = 0 (not undefined).
+        assert_eq!(convert_rate(&[98, 99], &src, &tgt).rate, 0.0);
+        assert!(convert_rate(&[50, 50], &src, &tgt).rate.is_nan());
+        assert!(convert_rate(&[], &src, &tgt).rate.is_nan());
+    }
+
+    #[test]
+    fn symbol_tokens_have_no_letter() {
+        for t in [",</w>", "，", "。</w>", "1990</w>", "##.", "en:.</w>", "▁-", "'", ":</w>", "", "</w>"] {
+            assert!(is_symbol_token(t), "{t}");
+        }
+        for t in ["the</w>", "的", "##ing", "fr:la</w>", "и</w>", "▁maison", "a1", "zh:我</w>", "é"] {
+            assert!(!is_symbol_token(t), "{t}");
+        }
+    }
+
+    #[test]
+    fn translation_counts_of_a_constructed_sentence() {
+        let src: HashSet<u32> = [10, 11, 50, 51].into();
+        let tgt: HashSet<u32> = [20, 21, 22, 50, 51].into();
+        let symbol = |id: u32| id == 22 || id == 51;
+        // Predictions: 20 20 (converted, 'maison'), 22 (converted, ','), 10 (source), 51 (shared ','), 99 (neither).
+        let pred = [20, 20, 22, 10, 51, 99];
+        let reference = [20, 51, 21, 10];
+        let c = TranslationCounts::of_sentence(&pred, &reference, &src, &tgt, symbol);
+        assert_eq!((c.target_only, c.source_only, c.shared, c.neither), (3, 1, 1, 1));
+        assert_eq!(c.target_only_symbols, 1);
+        // Clipped: 20 once (reference has one), 51 once, 10 once; 22 and 99 not in the reference.
+        assert_eq!((c.matched, c.target_only_matched, c.reference), (3, 1, 4));
+        assert_eq!((c.predictions(), c.convert_denominator()), (6, 5));
+        // The token in neither set counts in the denominator: 3 / 5.
+        assert_eq!(c.convert_rate(), Some(0.6));
+        assert_eq!(c.convert_rate(), Some(convert_rate(&pred, &src, &tgt).rate));
+        let mut sum = c;
+        sum.add(&TranslationCounts::of_sentence(&[50, 50], &[50], &src, &tgt, symbol));
+        assert_eq!((sum.shared, sum.matched, sum.predictions(), sum.convert_denominator()), (3, 4, 8, 5));
+        assert_eq!(TranslationCounts::of_sentence(&[50], &[], &src, &tgt, symbol).convert_rate(), None);
     }
 
     #[test]

@@ -145,6 +145,7 @@ pub fn run(a: LangArgs) -> Result<()> {
         layers,
         alphas,
         samples: a.samples,
+        sample_cells: Vec::new(),
         batch_tokens: a.batch_tokens,
     };
     let means = PairMeans::compute(&m, &spec)?;
@@ -208,7 +209,20 @@ pub fn run(a: LangArgs) -> Result<()> {
         );
     }
     if let Some(g) = grid {
-        for (name, cells, scale) in [("BLEU-1 (%)", &g.bleu1, 100.0), ("convert rate", &g.convert_rate, 1.0)] {
+        let symbols: Vec<Vec<Option<f64>>> = g
+            .counts
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|c| (c.target_only > 0).then(|| c.target_only_symbols as f64 / c.target_only as f64))
+                    .collect()
+            })
+            .collect();
+        for (name, cells, scale) in [
+            ("BLEU-1 (%)", &g.bleu1, 100.0),
+            ("convert rate", &g.convert_rate, 1.0),
+            ("converted tokens that are punctuation or digits (share)", &symbols, 1.0),
+        ] {
             println!("\n{name}, rows α, columns layer");
             let head: Vec<String> = g.layers.iter().map(|l| format!("{l:>7}")).collect();
             println!("  α   {}", head.join(""));
@@ -227,8 +241,11 @@ pub fn run(a: LangArgs) -> Result<()> {
         );
         for s in &g.samples {
             println!(
-                "  source:    {}\n  output:    {}\n  reference: {}",
-                s.source_text, s.output_text, s.reference_text
+                "  source:    {}\n  output:    {}\n  reference: {}\n  converted content tokens: {}",
+                s.source_text,
+                s.output_text,
+                s.reference_text,
+                if s.converted_content.is_empty() { "none".to_string() } else { s.converted_content.join(" ") }
             );
         }
     }

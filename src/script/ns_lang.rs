@@ -8,10 +8,17 @@
 //!     test_src: en_test, test_ref: fr_test,          // sentences to translate, and their references
 //!     layers: [0, 1, 2, 3, 4], alphas: [0.0, 0.5, 1.0],
 //!     samples: 3,                                    // sample translations at the best BLEU-1 cell
+//!     sample_cells: [#{ layer: 3, alpha: 1.0 }],     // … and at these cells (optional)
 //! });
 //! // r.convert_rate[a][l], r.bleu1[a][l], r.best = #{ layer, alpha, bleu1, convert_rate },
-//! // r.token_sets = #{ src, tgt, both } (sizes), r.shift_norms, r.samples = [#{ source, source_tokens, output, reference,
-//! //   source_text, output_text, reference_text }] (token lists and their decoded text)
+//! // r.counts[a][l] = #{ target_only, source_only, shared, neither, target_only_symbols, matched,
+//! //   target_only_matched, reference } (summed over the test sentences),
+//! // r.items[a][l] = #{ convert, converted_symbols, outside, unigram, converted_in_reference }: per test sentence
+//! //   [numerator, denominator], ready for results::score(KEY, #{ ratio: r.items[a][l].convert }),
+//! // r.brevity_penalty (BLEU-1's, the same in every cell), r.token_sets = #{ src, tgt, both } (sizes),
+//! // r.shift_norms, r.samples = [#{ source, source_tokens, output, reference, source_text, output_text,
+//! //   reference_text, converted_content }] (token lists and their decoded text),
+//! // r.cell_samples = [#{ layer, alpha, samples: [...] }]
 //! ```
 //! The means and the shift are also there on their own, as per-layer features with one row:
 //! ```rhai
@@ -33,8 +40,9 @@ use crate::model::load::LoadedModel;
 
 type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
 
-/// Format of cached MDS results; bump when `mds` changes what it computes.
-const MDS_CACHE_FORMAT: u32 = 2;
+/// Format of cached MDS results; bump when `mds` changes what it computes (3: the convert rate's denominator keeps
+/// the tokens in neither set; per-sentence counts and items; samples at requested cells).
+const MDS_CACHE_FORMAT: u32 = 3;
 
 /// Where the result of `spec` on `m` is cached: `MODELS/analysis/mds-KEY.json`, KEY = sha256 of the cache format,
 /// the model's weights sha256 and kind, and the spec.
