@@ -5,8 +5,8 @@
     .venv/bin/python notebooks/build.py --check    # exit 1 when a notebook's cells differ from what this writes
 
 Only ids whose script (scripts/ID.rhai) exists get a notebook; the index lists the others as "no script yet".
-A notebook that already exists keeps the outputs of every cell whose source is unchanged, so regenerating after an
-edit here does not wipe the committed cpu-scale outputs of the other cells.
+A notebook that already exists keeps the outputs of every cell whose source is unchanged (matched by source, not
+position), so regenerating after an edit here does not wipe the committed cpu-scale outputs of the other cells.
 
 Every notebook runs its figure through the library (crossling::script::runner::run_script, the function behind
 `cargo run -- figure ID`) on the evcxr Rust kernel "crossling-rust" that `./setup.sh --notebooks` registers. The
@@ -145,9 +145,7 @@ FIGURES = [
                "is fine-tuned on English, against fine-tuning only the upper half and adding the mean-difference "
                "shift at the top of the frozen half at test time.",
          data="MNLI; XNLI dev en/fr/de/ru/zh; the `multilingual` model (or `mbert`).",
-         cpu_time="26 min from an empty model cache",
-         paper="The study's Table 4 numbers are not beside ours: its text was not available to this project "
-               "(README.md)."),
+         cpu_time="26 min from an empty model cache"),
 ]
 
 KERNELSPEC = {"name": "crossling-rust", "display_name": "Rust (crossling)", "language": "rust"}
@@ -181,7 +179,12 @@ def figure_notebook(f):
     fid = f["id"]
     script = SCRIPTS / f"{fid}.rhai"
     libs = imports(script.read_text(encoding="utf-8"))
-    paper = f.get("paper") or f"See {f['ref']} of the paper: its numbers are not recorded in this repository."
+    paper = f.get("paper") or (f"The numbers that {f['ref']} of the paper prints are in the record's `paper` field, "
+                               "keyed like ours (or it says `plot only` where the paper only plots); *Our numbers "
+                               "and the paper's* below prints them.")
+    # What the numbers cell prints when a record has no paper values at all (kept as it was, so the committed outputs
+    # of that cell survive regeneration).
+    paper_missing = f.get("paper") or f"See {f['ref']} of the paper: its numbers are not recorded in this repository."
     cells = []
     cells.append(new_markdown_cell(
         f"# {fid}: {f['title']}\n\n"
@@ -256,6 +259,16 @@ def figure_notebook(f):
         "    }\n"
         "};  // the `;` keeps evcxr from also printing the loop's value, ()"))
     cells.append(new_markdown_cell(
+        "## The paper's claims and our verdicts\n\n"
+        f"The claims of {f['study']} behind {f['ref']} as `scripts/{fid}.rhai` tests them: each a predicate over our "
+        "scores, which carry 95 % intervals (bootstrap over test items; over seeds with `--seeds N`). A claim is "
+        "*supported* when the intervals are apart in the paper's order, *contradicted* when apart the other way, "
+        "*inconclusive* when they overlap, when both sides sit at chance, or when a score has no interval "
+        "(`src/claims/rule.rs`). `REPRODUCTION.md` gathers every figure's."))
+    cells.append(new_code_cell(
+        "use crossling::script::render::{claims_markdown, markdown_display};\n"
+        'println!("{}", markdown_display(&claims_markdown(&record)?));'))
+    cells.append(new_markdown_cell(
         "## Our numbers and the paper's\n\n"
         f"From `{fid}.json`: the caption (scale and every substitution of the study's setup), each value (long ones "
         "cut; the file holds them all), and the paper's values where the script records them."))
@@ -270,7 +283,7 @@ def figure_notebook(f):
         '    println!("  {key}: {}", short(value));\n'
         "}\n"
         "if record.paper.is_empty() {\n"
-        f'    println!("\\nthe paper: {rust_str(paper)}");\n'
+        f'    println!("\\nthe paper: {rust_str(paper_missing)}");\n'
         "} else {\n"
         '    println!("\\nthe paper:");\n'
         "    for (key, value) in &record.paper {\n"
@@ -312,8 +325,9 @@ def index_notebook(made, missing):
             "# crossling notebooks\n\n"
             "One notebook per figure or table of the two studies that crossling reproduces. Each states the paper's "
             "claim, the data and models, shows the Rhai script that is the whole experiment, runs it through the "
-            "library (the same `run_script` as `cargo run --release -- figure ID`), shows the figure, prints our "
-            "numbers beside the paper's, and says how to change the experiment.\n\n"
+            "library (the same `run_script` as `cargo run --release -- figure ID`), shows the figure and, under it, "
+            "the paper's claims with our verdicts, prints our numbers beside the paper's, and says how to change the "
+            "experiment.\n\n"
             f"## Emerging\n\n{EMERGING}.\n\n" + head + emerging + "\n\n"
             f"## Liu\n\n{LIU}.\n\n" + head + liu + "\n\n"
             "Times are README.md's measured wall times at `cpu` scale on this project's 2-core machine."),
@@ -362,16 +376,23 @@ def index_notebook(made, missing):
 
 
 def merge_outputs(new, path):
-    """Keeps the outputs of an existing notebook's cells whose source is unchanged (same position)."""
+    """Keeps the outputs of an existing notebook's cells whose source is unchanged: each new cell takes the outputs
+    of the first not yet used old cell of the same type and source, so inserting or removing a cell elsewhere does
+    not wipe the others' outputs."""
     if not path.exists():
         return new
     old = nbformat.read(path, as_version=4)
-    for i, cell in enumerate(new.cells):
-        if i < len(old.cells) and old.cells[i].cell_type == cell.cell_type and old.cells[i].source == cell.source:
+    unused = {}
+    for cell in old.cells:
+        unused.setdefault((cell.cell_type, cell.source), []).append(cell)
+    for cell in new.cells:
+        same = unused.get((cell.cell_type, cell.source))
+        if same:
+            previous = same.pop(0)
             if cell.cell_type == "code":
-                cell.outputs = old.cells[i].outputs
-                cell.execution_count = old.cells[i].execution_count
-            cell.metadata = old.cells[i].metadata  # e.g. nbclient's execution times
+                cell.outputs = previous.outputs
+                cell.execution_count = previous.execution_count
+            cell.metadata = previous.metadata  # e.g. nbclient's execution times
     for key, value in old.metadata.items():
         if key != "kernelspec":  # language_info as the kernel wrote it, and anything Jupyter added
             new.metadata[key] = value

@@ -1,5 +1,6 @@
 //! Grouped bar charts: one group per category, one bar per series, optional error bars, optional value
-//! labels, and optional reference markers (e.g. the paper's reported value for that bar) drawn as diamonds.
+//! labels, optional reference markers (e.g. the paper's reported value for that bar) drawn as diamonds, and
+//! dashed reference lines (e.g. a chance level). The y axis always includes 0, where the bars start.
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -16,6 +17,26 @@ const GROUP_FILL: f64 = 0.8;
 fn bar_x(g: usize, s: usize, n_series: usize) -> (f64, f64) {
     let w = GROUP_FILL / n_series as f64;
     (g as f64 - GROUP_FILL / 2.0 + (s as f64 + 0.5) * w, w)
+}
+
+/// The y range: the spec's `y_range` (validation makes it include 0), else from 0 (or below the most negative
+/// value) to above the highest bar, error bar, reference marker and reference line.
+fn y_bounds(c: &GroupedBars) -> (f64, f64) {
+    if let Some([lo, hi]) = c.y_range {
+        return (lo.min(0.0), hi.max(0.0));
+    }
+    let all = c.series.iter().flat_map(|s| {
+        let tops = s.values.iter().enumerate().filter_map(|(g, v)| {
+            let e = s.errors.as_ref().and_then(|e| e[g]).unwrap_or(0.0);
+            v.map(|v| [v - e, v + e])
+        });
+        tops.flatten().chain(s.reference.iter().flatten().flatten().copied()).collect::<Vec<_>>()
+    });
+    let lines = c.reference_lines.iter().map(|l| l.y);
+    let (lo, hi) = draw::padded_range(all.chain(lines).chain([0.0]), 0.0);
+    let span = hi - lo;
+    let top_pad = if c.value_labels { 0.14 } else { 0.08 };
+    (if lo < 0.0 { lo - 0.05 * span } else { 0.0 }, hi + top_pad * span)
 }
 
 /// Draws `c` into `area`.
@@ -38,22 +59,7 @@ pub fn draw<DB: DrawingBackend>(area: &Area<DB>, c: &GroupedBars) -> Result<()> 
 
     let n_groups = c.groups.len();
     let n_series = c.series.len();
-    let (y0, y1) = match c.y_range {
-        Some([lo, hi]) => (lo, hi),
-        None => {
-            let all = c.series.iter().flat_map(|s| {
-                let tops = s.values.iter().enumerate().filter_map(|(g, v)| {
-                    let e = s.errors.as_ref().and_then(|e| e[g]).unwrap_or(0.0);
-                    v.map(|v| [v - e, v + e])
-                });
-                tops.flatten().chain(s.reference.iter().flatten().flatten().copied()).collect::<Vec<_>>()
-            });
-            let (lo, hi) = draw::padded_range(all.chain([0.0]), 0.0);
-            let span = hi - lo;
-            let top_pad = if c.value_labels { 0.14 } else { 0.08 };
-            (if lo < 0.0 { lo - 0.05 * span } else { 0.0 }, hi + top_pad * span)
-        }
-    };
+    let (y0, y1) = y_bounds(c);
 
     let tick = draw::font(draw::TICK);
     let (w, _) = area.dim_in_pixel();
@@ -132,6 +138,7 @@ pub fn draw<DB: DrawingBackend>(area: &Area<DB>, c: &GroupedBars) -> Result<()> 
         let (a, b) = chart.backend_coord(&(x, y));
         (a - base_px.0, b - base_px.1)
     };
+    draw::reference_lines(&plot, &c.reference_lines, (y0, y1), |y| px(0.0, y).1, t)?;
     let bar_px = (px(bar_x(0, 0, n_series).1, y0).0 - px(0.0, y0).0).abs();
     let radius = (bar_px / 4).clamp(5, 9);
     for (s, series) in c.series.iter().enumerate() {
@@ -179,12 +186,66 @@ pub fn draw<DB: DrawingBackend>(area: &Area<DB>, c: &GroupedBars) -> Result<()> 
             }
         }
     }
+    draw::reference_labels(&plot, &c.reference_lines, (y0, y1), |y| px(0.0, y).1, t)?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::bar_x;
+    use super::{bar_x, y_bounds};
+    use crate::plot::{BarSeries, ChartSpec, GroupedBars, LegendPosition, ReferenceLine};
+
+    fn bars(values: Vec<Option<f64>>, reference: Option<Vec<Option<f64>>>) -> GroupedBars {
+        GroupedBars {
+            title: "XNLI zero-shot".into(),
+            x_label: String::new(),
+            y_label: "accuracy (%)".into(),
+            groups: vec!["fr".into(), "de".into()],
+            series: vec![BarSeries { name: "ours".into(), values, errors: None, reference }],
+            value_labels: false,
+            value_format: "{:.1}".into(),
+            reference_label: "paper".into(),
+            y_range: None,
+            reference_lines: vec![],
+            legend: LegendPosition::Bottom,
+            size: Some([600, 400]),
+        }
+    }
+
+    #[test]
+    fn the_axis_starts_at_zero_whatever_the_values() {
+        // Accuracies far above 0 (the case where an axis from the minimum would exaggerate differences).
+        let c = bars(vec![Some(61.0), Some(64.0)], None);
+        let (lo, hi) = y_bounds(&c);
+        assert_eq!(lo, 0.0);
+        assert!(hi > 64.0);
+        let (lo, hi) = y_bounds(&bars(vec![Some(-5.0), Some(-2.0)], None));
+        assert!(lo < -5.0 && (0.0..1.0).contains(&hi), "{lo}..{hi}");
+        let mut c = bars(vec![Some(61.0), Some(64.0)], Some(vec![Some(80.0), None]));
+        c.reference_lines = vec![ReferenceLine { y: 90.0, label: "ceiling".into() }];
+        let (lo, hi) = y_bounds(&c);
+        assert!(lo == 0.0 && hi > 90.0, "markers and reference lines must be inside the range: {lo}..{hi}");
+        c.y_range = Some([0.0, 100.0]);
+        assert_eq!(y_bounds(&c), (0.0, 100.0));
+    }
+
+    #[test]
+    fn paper_markers_get_a_legend_entry_and_chance_lines_their_label() {
+        let mut c = bars(vec![Some(41.0), Some(44.0)], Some(vec![Some(70.2), Some(68.1)]));
+        c.reference_lines = vec![ReferenceLine { y: 100.0 / 3.0, label: "chance".into() }];
+        let svg = crate::plot::render_svg(&ChartSpec::GroupedBars(c.clone()), &[]).unwrap();
+        assert!(svg.contains("\npaper\n"), "no legend entry for the paper's markers");
+        assert!(svg.contains("\nchance\n"), "no label on the chance line");
+        // Each marker is a black diamond inside a white one: 2 bars + the legend key = 3 black polygons.
+        let polygons = svg.matches("<polygon").count();
+        assert_eq!(polygons, 6, "diamonds missing or extra");
+        assert!(svg.matches("stroke=\"#464646\"").count() > 10, "chance line not dashed across the plot");
+        c.series[0].reference = None;
+        c.reference_lines.clear();
+        let svg = crate::plot::render_svg(&ChartSpec::GroupedBars(c), &[]).unwrap();
+        assert!(!svg.contains("\npaper\n") && !svg.contains("\nchance\n"));
+        assert_eq!(svg.matches("<polygon").count(), 0);
+    }
 
     #[test]
     fn bars_tile_the_group_symmetrically() {

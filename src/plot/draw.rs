@@ -228,6 +228,60 @@ pub fn with_legend<DB: DrawingBackend>(
     }
 }
 
+/// Colour of reference lines (chance levels) and their labels: dark grey, apart from every series colour.
+pub const REFERENCE_GREY: RGBColor = RGBColor(70, 70, 70);
+
+/// Draws each of `lines` across `plot` (the plotting area, pixel coordinates) as a dashed dark-grey horizontal line
+/// at pixel row `y_px(line.y)`. Lines outside the y range `(y0, y1)` are not drawn. Their labels are drawn
+/// separately ([`reference_labels`]), after the data, so that no marker covers them.
+pub fn reference_lines<DB: DrawingBackend>(
+    plot: &Area<DB>,
+    lines: &[super::spec::ReferenceLine],
+    (y0, y1): (f64, f64),
+    y_px: impl Fn(f64) -> i32,
+    chart: &str,
+) -> Result<()> {
+    let err = plot_err(chart);
+    let (w, _) = plot.dim_in_pixel();
+    let style = REFERENCE_GREY.stroke_width(2);
+    for l in lines.iter().filter(|l| l.y >= y0.min(y1) && l.y <= y0.max(y1)) {
+        let y = y_px(l.y);
+        let mut x = 0;
+        while x < w as i32 {
+            let end = (x + 10).min(w as i32);
+            plot.draw(&PathElement::new(vec![(x, y), (end, y)], style)).map_err(&err)?;
+            x += 16;
+        }
+    }
+    Ok(())
+}
+
+/// Draws the label of each of `lines` (those inside `(y0, y1)`, with a label) right-aligned just above its line
+/// (below it when the line is at the top edge) on a white patch, so it stays legible over bars and markers.
+pub fn reference_labels<DB: DrawingBackend>(
+    plot: &Area<DB>,
+    lines: &[super::spec::ReferenceLine],
+    (y0, y1): (f64, f64),
+    y_px: impl Fn(f64) -> i32,
+    chart: &str,
+) -> Result<()> {
+    let (w, _) = plot.dim_in_pixel();
+    for l in lines.iter().filter(|l| l.y >= y0.min(y1) && l.y <= y0.max(y1) && !l.label.is_empty()) {
+        let y = y_px(l.y);
+        let f = font(MIN_TEXT + 1.0);
+        let (tw, th) = text_size(&f, &l.label);
+        let (tw, th) = (tw as i32, th as i32);
+        let right = w as i32 - 6;
+        let above = y - th - 6 >= 0;
+        let top = if above { y - th - 5 } else { y + 4 };
+        let patch = [(right - tw - 3, top), (right + 2, top + th + 2)];
+        plot.draw(&Rectangle::new(patch, WHITE.mix(0.85).filled())).map_err(plot_err(chart))?;
+        let (at, v) = if above { ((right, y - 4), VPos::Bottom) } else { ((right, y + 5), VPos::Top) };
+        text(plot, &l.label, at, f, REFERENCE_GREY, (HPos::Right, v), chart)?;
+    }
+    Ok(())
+}
+
 /// A tick label for a numeric axis: integers without decimals, others with up to 3 significant decimals.
 pub fn tick_label(v: f64) -> String {
     if (v - v.round()).abs() < 1e-9 {

@@ -37,6 +37,7 @@ pub fn specs() -> Vec<(&'static str, ChartSpec)> {
             LineSeries { name: "paper".into(), y: curve(0.25, 0.62), lower: None, upper: None, dashed: true },
         ],
         y_range: None,
+        reference_lines: vec![ReferenceLine { y: 0.1, label: "random ranking".into() }],
         legend: LegendPosition::Bottom,
         size: None,
     });
@@ -69,6 +70,7 @@ pub fn specs() -> Vec<(&'static str, ChartSpec)> {
         value_format: "{:.1}".into(),
         reference_label: "paper".into(),
         y_range: None,
+        reference_lines: vec![ReferenceLine { y: 25.0, label: "chance 25".into() }],
         legend: LegendPosition::Bottom,
         size: None,
     });
@@ -164,6 +166,7 @@ pub fn specs() -> Vec<(&'static str, ChartSpec)> {
                         },
                     ],
                     y_range: Some([0.0, 1.0]),
+                    reference_lines: vec![],
                     legend: LegendPosition::Bottom,
                     size: None,
                 })
@@ -191,6 +194,7 @@ pub fn specs() -> Vec<(&'static str, ChartSpec)> {
         value_format: "{:.3}".into(),
         reference_label: "paper".into(),
         y_range: Some([0.0, 1.0]),
+        reference_lines: vec![],
         legend: LegendPosition::Right,
         size: None,
     });
@@ -235,8 +239,13 @@ mod tests {
     fn gallery_writes_png_and_svg_for_every_kind() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = std::env::var_os("CROSSLING_PLOT_GALLERY").map_or_else(|| tmp.path().to_path_buf(), Into::into);
+        let footer = vec![
+            "smoke scale · seed 0 · 3 MLMs: 4 layers × 128 wide, 4 heads, 800 steps × 16 × 128 = 1.6M tokens"
+                .to_string(),
+            "1 substitution of the study's setup: see the caption and the record".to_string(),
+        ];
         for (stem, spec) in super::specs() {
-            let paths = crate::plot::render(&spec, &dir.join(stem)).unwrap();
+            let paths = crate::plot::render(&spec, &footer, &dir.join(stem)).unwrap();
             assert_eq!(paths.len(), 2);
             let png = std::fs::read(&paths[0]).unwrap();
             assert!(png.len() > 5_000 && png.starts_with(b"\x89PNG\r\n\x1a\n"), "{stem}.png");

@@ -1,5 +1,6 @@
 //! Line charts: one curve per series over x (layer indices or category labels), markers at each point,
-//! optional shaded bands (e.g. mean ± std over seeds, or a confidence interval), gaps where a value is null.
+//! optional shaded bands (e.g. mean ± std over seeds, or a confidence interval), gaps where a value is null, and
+//! dashed reference lines (e.g. a chance level) under the curves.
 use plotters::prelude::*;
 
 use super::draw::{self, Area, Key, LegendEntry};
@@ -24,6 +25,22 @@ fn runs<T>(n: usize, f: impl Fn(usize) -> Option<T>) -> Vec<Vec<T>> {
     out
 }
 
+/// The y range: the spec's `y_range`, else every value, band edge and reference line with 5 % padding.
+fn y_bounds(c: &LineChart) -> (f64, f64) {
+    match c.y_range {
+        Some([lo, hi]) => (lo, hi),
+        None => draw::padded_range(
+            c.series
+                .iter()
+                .flat_map(|s| {
+                    s.y.iter().chain(s.lower.iter().flatten()).chain(s.upper.iter().flatten()).flatten().copied()
+                })
+                .chain(c.reference_lines.iter().map(|l| l.y)),
+            0.05,
+        ),
+    }
+}
+
 /// Draws `c` into `area`.
 pub fn draw<DB: DrawingBackend>(area: &Area<DB>, c: &LineChart) -> Result<()> {
     let t = c.title.as_str();
@@ -46,15 +63,7 @@ pub fn draw<DB: DrawingBackend>(area: &Area<DB>, c: &LineChart) -> Result<()> {
         XAxis::Labels(_) => (-0.5, n as f64 - 0.5),
         XAxis::Numbers(_) => draw::padded_range((0..n).map(|i| c.x.position(i)), 0.03),
     };
-    let (y0, y1) = match c.y_range {
-        Some([lo, hi]) => (lo, hi),
-        None => draw::padded_range(
-            c.series.iter().flat_map(|s| {
-                s.y.iter().chain(s.lower.iter().flatten()).chain(s.upper.iter().flatten()).flatten().copied()
-            }),
-            0.05,
-        ),
-    };
+    let (y0, y1) = y_bounds(c);
 
     let tick = draw::font(draw::TICK);
     let (w, _) = area.dim_in_pixel();
@@ -113,6 +122,10 @@ pub fn draw<DB: DrawingBackend>(area: &Area<DB>, c: &LineChart) -> Result<()> {
             }
         }
     }
+    let plot = chart.plotting_area().strip_coord_spec();
+    let base = plot.get_base_pixel();
+    let y_px = |y: f64| chart.backend_coord(&(x0, y)).1 - base.1;
+    draw::reference_lines(&plot, &c.reference_lines, (y0, y1), y_px, t)?;
     for (i, s) in c.series.iter().enumerate() {
         let color = palette::series(i);
         let style = color.stroke_width(3);
@@ -125,12 +138,51 @@ pub fn draw<DB: DrawingBackend>(area: &Area<DB>, c: &LineChart) -> Result<()> {
             chart.draw_series(run.iter().map(|&p| Circle::new(p, 5, color.filled()))).map_err(&err)?;
         }
     }
+    let y_px = |y: f64| chart.backend_coord(&(x0, y)).1 - base.1;
+    draw::reference_labels(&plot, &c.reference_lines, (y0, y1), y_px, t)?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::runs;
+    use super::{runs, y_bounds};
+    use crate::plot::{ChartSpec, LegendPosition, LineChart, LineSeries, ReferenceLine, XAxis};
+
+    fn chart(reference_lines: Vec<ReferenceLine>) -> LineChart {
+        LineChart {
+            title: "XNLI per layer".into(),
+            x_label: "layer".into(),
+            y_label: "accuracy (%)".into(),
+            x: XAxis::Numbers(vec![0.0, 1.0, 2.0]),
+            series: vec![LineSeries {
+                name: "ours".into(),
+                y: vec![Some(40.0), Some(50.0), Some(45.0)],
+                lower: None,
+                upper: None,
+                dashed: false,
+            }],
+            y_range: None,
+            reference_lines,
+            legend: LegendPosition::Bottom,
+            size: Some([600, 400]),
+        }
+    }
+
+    #[test]
+    fn reference_lines_widen_the_range_and_are_drawn_dashed_with_their_label() {
+        let chance = vec![ReferenceLine { y: 33.3, label: "chance 33.3".into() }];
+        let (lo, hi) = y_bounds(&chart(vec![]));
+        assert!(lo > 35.0 && hi < 55.0, "{lo}..{hi}");
+        let (lo, _) = y_bounds(&chart(chance.clone()));
+        assert!(lo < 33.3, "the chance line must be inside the automatic range, got {lo}");
+        let svg = crate::plot::render_svg(&ChartSpec::Line(chart(chance.clone())), &[]).unwrap();
+        assert!(svg.contains("\nchance 33.3\n"), "label missing");
+        // Dashes: many short segments in the reference grey (rgb(70,70,70), stroke width 2).
+        let dashes = svg.matches("stroke=\"#464646\"").count();
+        assert!(dashes > 20, "only {dashes} reference-grey strokes");
+        let without = crate::plot::render_svg(&ChartSpec::Line(chart(vec![])), &[]).unwrap();
+        assert_eq!(without.matches("stroke=\"#464646\"").count(), 0);
+    }
 
     #[test]
     fn runs_split_at_gaps() {

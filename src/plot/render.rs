@@ -1,7 +1,8 @@
-//! Rendering a [`ChartSpec`] to `STEM.png` and `STEM.svg`. Each file is written to a temporary sibling and
-//! renamed into place, so a reader never sees a half-written figure. Sizes: the spec's `size`, else 1200 × 800
-//! for curves and bars, a content-derived size for heat maps and schematics, and `columns × rows` panels of
-//! `panel_size` (default 800 × 600) plus a title band for [`Panels`](super::spec::Panels).
+//! Rendering a [`ChartSpec`] to `STEM.png` and `STEM.svg`, with an optional footer (lines of text under the
+//! chart, [`super::footer`]). Each file is written to a temporary sibling and renamed into place, so a reader never
+//! sees a half-written figure. Sizes: the spec's `size`, else 1200 × 800 for curves and bars, a content-derived
+//! size for heat maps and schematics, and `columns × rows` panels of `panel_size` (default 800 × 600) plus a title
+//! band for [`Panels`](super::spec::Panels); the footer's band is added below that size, never taken from it.
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -10,7 +11,7 @@ use plotters::prelude::*;
 use super::draw::{self, Area};
 use super::heatmap::Grid;
 use super::spec::ChartSpec;
-use super::{bars, fonts, heatmap, line, schematic};
+use super::{bars, fonts, footer, heatmap, line, schematic};
 use crate::error::{Error, Result};
 
 /// Height of the overall title band of a panel grid (px).
@@ -40,6 +41,21 @@ pub fn size_of(spec: &ChartSpec) -> Result<(u32, u32)> {
             (pw * cols, ph * rows + PANELS_TITLE_H)
         }
     })
+}
+
+/// The pixel size of the whole image: the chart ([`size_of`]) and below it the band of `footer` (0 px when empty).
+/// Call after [`fonts::ensure_registered`], so that the wrapping measures the real font.
+pub fn size_with_footer(spec: &ChartSpec, footer: &[String]) -> Result<(u32, u32)> {
+    let (w, h) = size_of(spec)?;
+    Ok((w, h + footer::height(footer, w)))
+}
+
+/// Draws `spec` into the top of `root` (its [`size_of`] height) and `footer` into the band below it.
+fn draw_with_footer<DB: DrawingBackend>(root: &Area<DB>, spec: &ChartSpec, footer_lines: &[String]) -> Result<()> {
+    let (_, h) = size_of(spec)?;
+    let (chart, band) = root.split_vertically(h);
+    draw_chart(&chart, spec)?;
+    footer::draw(&band, footer_lines, spec.title())
 }
 
 /// Default panel size of a grid: 800 × 600, enlarged to the largest size a heat map or schematic needs, or a
@@ -88,29 +104,30 @@ pub fn draw_chart<DB: DrawingBackend>(area: &Area<DB>, spec: &ChartSpec) -> Resu
     }
 }
 
-/// Renders `spec` to an RGB buffer (3 bytes per pixel, row-major): `(width, height, pixels)`.
-pub fn render_rgb(spec: &ChartSpec) -> Result<(u32, u32, Vec<u8>)> {
+/// Renders `spec` with `footer` lines under it to an RGB buffer (3 bytes per pixel, row-major):
+/// `(width, height, pixels)`.
+pub fn render_rgb(spec: &ChartSpec, footer: &[String]) -> Result<(u32, u32, Vec<u8>)> {
     spec.validate()?;
     fonts::ensure_registered()?;
-    let (w, h) = size_of(spec)?;
+    let (w, h) = size_with_footer(spec, footer)?;
     let mut buf = vec![255u8; w as usize * h as usize * 3];
     {
         let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
-        draw_chart(&root, spec)?;
+        draw_with_footer(&root, spec, footer)?;
         root.present().map_err(draw::plot_err(spec.title()))?;
     }
     Ok((w, h, buf))
 }
 
-/// Renders `spec` as an SVG document.
-pub fn render_svg(spec: &ChartSpec) -> Result<String> {
+/// Renders `spec` with `footer` lines under it as an SVG document.
+pub fn render_svg(spec: &ChartSpec, footer: &[String]) -> Result<String> {
     spec.validate()?;
     fonts::ensure_registered()?;
-    let (w, h) = size_of(spec)?;
+    let (w, h) = size_with_footer(spec, footer)?;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-        draw_chart(&root, spec)?;
+        draw_with_footer(&root, spec, footer)?;
         root.present().map_err(draw::plot_err(spec.title()))?;
     }
     Ok(svg)
@@ -122,9 +139,10 @@ fn with_suffix(stem: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Writes `spec` to `out_stem.png` and `out_stem.svg` (creating the parent folder) and returns both paths.
-/// `Error::Invalid` for a spec that fails [`ChartSpec::validate`], `Error::Io` for file failures.
-pub fn render(spec: &ChartSpec, out_stem: &Path) -> Result<Vec<PathBuf>> {
+/// Writes `spec`, with `footer` lines under it, to `out_stem.png` and `out_stem.svg` (creating the parent folder)
+/// and returns both paths. `Error::Invalid` for a spec that fails [`ChartSpec::validate`], `Error::Io` for file
+/// failures.
+pub fn render(spec: &ChartSpec, footer: &[String], out_stem: &Path) -> Result<Vec<PathBuf>> {
     spec.validate()?;
     if let Some(parent) = out_stem.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
@@ -134,10 +152,10 @@ pub fn render(spec: &ChartSpec, out_stem: &Path) -> Result<Vec<PathBuf>> {
     // The PNG encoder picks the format from the extension, so the temporary name must end in `.png`.
     let png_tmp = with_suffix(out_stem, &format!(".tmp-{pid}.png"));
     fonts::ensure_registered()?;
-    let (w, h) = size_of(spec)?;
+    let (w, h) = size_with_footer(spec, footer)?;
     let drawn = (|| {
         let root = BitMapBackend::new(&png_tmp, (w, h)).into_drawing_area();
-        draw_chart(&root, spec)?;
+        draw_with_footer(&root, spec, footer)?;
         root.present().map_err(|e| Error::io(&png_tmp, std::io::Error::other(e.to_string())))
     })();
     if let Err(e) = drawn {
@@ -148,7 +166,7 @@ pub fn render(spec: &ChartSpec, out_stem: &Path) -> Result<Vec<PathBuf>> {
 
     let svg = with_suffix(out_stem, ".svg");
     let svg_tmp = with_suffix(out_stem, &format!(".tmp-{pid}.svg"));
-    std::fs::write(&svg_tmp, render_svg(spec)?).map_err(|e| Error::io(&svg_tmp, e))?;
+    std::fs::write(&svg_tmp, render_svg(spec, footer)?).map_err(|e| Error::io(&svg_tmp, e))?;
     std::fs::rename(&svg_tmp, &svg).map_err(|e| Error::io(&svg, e))?;
     Ok(vec![png, svg])
 }
@@ -172,6 +190,7 @@ mod tests {
                 dashed: false,
             }],
             y_range: None,
+            reference_lines: vec![],
             legend: crate::plot::LegendPosition::None,
             size: Some([400, 300]),
         })
@@ -179,7 +198,7 @@ mod tests {
 
     /// The pixels of the title band (top 44 rows).
     fn title_band(spec: &ChartSpec) -> Vec<u8> {
-        let (w, _, px) = render_rgb(spec).unwrap();
+        let (w, _, px) = render_rgb(spec, &[]).unwrap();
         px[..w as usize * 44 * 3].to_vec()
     }
 
@@ -220,7 +239,7 @@ mod tests {
             colorbar: false,
             size: None,
         });
-        let (w, h, px) = render_rgb(&spec).unwrap();
+        let (w, h, px) = render_rgb(&spec, &[]).unwrap();
         let count = |rgb: [u8; 3]| px.chunks(3).filter(|p| *p == rgb).count();
         // Dark purple (0.0) cell carries white text, yellow (1.0) cell black text.
         assert!(count([68, 1, 84]) > 1000 && count([253, 231, 37]) > 1000, "{w}×{h}");
@@ -231,7 +250,7 @@ mod tests {
     fn render_writes_both_files_atomically_and_rejects_bad_specs() {
         let dir = tempfile::tempdir().unwrap();
         let stem = dir.path().join("nested/fig.v2");
-        let paths = render(&titled("x"), &stem).unwrap();
+        let paths = render(&titled("x"), &[], &stem).unwrap();
         assert_eq!(paths, vec![dir.path().join("nested/fig.v2.png"), dir.path().join("nested/fig.v2.svg")]);
         let bad = ChartSpec::Line(LineChart {
             x: XAxis::Numbers(vec![]),
@@ -240,11 +259,30 @@ mod tests {
                 _ => unreachable!(),
             }
         });
-        assert!(matches!(render(&bad, &dir.path().join("bad")), Err(Error::Invalid(_))));
+        assert!(matches!(render(&bad, &[], &dir.path().join("bad")), Err(Error::Invalid(_))));
         assert!(!dir.path().join("bad.png").exists());
         let names: Vec<_> =
             std::fs::read_dir(dir.path().join("nested")).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names.len(), 2, "{names:?}");
+    }
+
+    #[test]
+    fn footer_goes_in_a_band_below_the_chart_and_into_the_svg() {
+        let footer = vec!["scale cpu · seeds 0, 1, 2".to_string(), "2 substitutions: see the caption".to_string()];
+        let spec = titled("x");
+        let (w, h, px) = render_rgb(&spec, &footer).unwrap();
+        let band = footer::height(&footer, w);
+        assert!(band > 40, "{band}");
+        assert_eq!((w, h), (400, 300 + band));
+        // The chart's pixels are those of the chart without a footer; the footer band below them holds text.
+        let (_, _, bare) = render_rgb(&spec, &[]).unwrap();
+        let chart_bytes = w as usize * 300 * 3;
+        assert_eq!(px[..chart_bytes], bare[..], "the footer changed the chart above it");
+        let grey = px[chart_bytes..].chunks(3).filter(|p| p[0] < 160 && p[0] == p[1] && p[1] == p[2]).count();
+        assert!(grey > 200, "only {grey} dark grey pixels in the footer band: no text drawn");
+        let svg = render_svg(&spec, &footer).unwrap();
+        assert!(svg.contains("scale cpu · seeds 0, 1, 2") && svg.contains("2 substitutions: see the caption"));
+        assert!(svg.contains(&format!("height=\"{}\"", 300 + band)), "{}", &svg[..200]);
     }
 
     #[test]

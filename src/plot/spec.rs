@@ -7,6 +7,21 @@
 //! figures of Wu, Conneau et al. (2020) — layer curves (Figs. 4–7), grouped bars with the paper's values as
 //! reference ticks (Fig. 3, Table-like bars), the architecture schematics of Figs. 1–2 — and of Liu et al.
 //! (2020) — per-layer curves (Figs. 1–6) and α × layer heat maps of the mean-difference shift (Figs. 7–8).
+//!
+//! What a reader needs to judge a chart, and the fields that draw it (as a script writes them in Rhai):
+//! - **Chance and reference levels** — `reference_lines: [#{ y: 33.3, label: "chance" }]` on `line` and
+//!   `grouped_bars` charts: a dashed grey horizontal line across the plot at `y`, its label at the right end
+//!   above it; the automatic y range always includes it. Use it for a metric's chance level (XNLI 33.3 %, P@1
+//!   `1/n`, the MRR of a random ranking `H_n / n`) or any fixed reference.
+//! - **The paper's values beside ours** — on `grouped_bars`, each series' `reference: [one value or () per
+//!   group]` draws the paper's number for that bar as a black diamond on it; the legend names the diamonds
+//!   `reference_label` (default `"paper"`). For a heat-map table, add the paper's table as further panels of a
+//!   `panels` chart (e.g. ours in the first row, the paper's in the second, titled `"paper: …"`); panels may have
+//!   different row counts (the paper's L0–L8 beside our layers).
+//! - **Bars start at 0**: the automatic y range of `grouped_bars` always includes 0, and an explicit `y_range`
+//!   must include 0 (a bar whose axis starts above 0 misleads).
+//! - **Footer**: the renderer adds the record's scale, model shapes, pre-training tokens, seeds and
+//!   substitutions under every chart ([`crate::script::render::footer`]); nothing in the spec is needed.
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -78,9 +93,12 @@ pub struct LineChart {
     pub y_label: String,
     pub x: XAxis,
     pub series: Vec<LineSeries>,
-    /// Fixed y range `[min, max]`; by default the data range with 5 % padding.
+    /// Fixed y range `[min, max]`; by default the data range (with the reference lines) with 5 % padding.
     #[serde(default)]
     pub y_range: Option<[f64; 2]>,
+    /// Dashed horizontal lines, e.g. a chance level (`[{"y": 33.3, "label": "chance"}]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reference_lines: Vec<ReferenceLine>,
     #[serde(default)]
     pub legend: LegendPosition,
     /// Pixel size `[width, height]` when rendered on its own; default 1200 × 800.
@@ -125,9 +143,13 @@ pub struct GroupedBars {
     /// Legend name of the reference markers (e.g. `"paper"`); markers are drawn as black diamonds.
     #[serde(default = "default_reference_label")]
     pub reference_label: String,
-    /// Fixed y range `[min, max]`; by default from 0 (or the minimum, if negative) to the maximum + 10 %.
+    /// Fixed y range `[min, max]`, which must include 0 (bars grow from 0); by default from 0 (or the minimum, if
+    /// negative) to the maximum + 10 %, the reference markers, error bars and reference lines included.
     #[serde(default)]
     pub y_range: Option<[f64; 2]>,
+    /// Dashed horizontal lines, e.g. a chance level (`[{"y": 33.3, "label": "chance"}]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reference_lines: Vec<ReferenceLine>,
     #[serde(default)]
     pub legend: LegendPosition,
     #[serde(default)]
@@ -143,9 +165,20 @@ pub struct BarSeries {
     /// Half-width of an error bar per group (e.g. standard deviation over seeds).
     #[serde(default)]
     pub errors: Option<Vec<Option<f64>>>,
-    /// Reference value per group (e.g. the paper's number), drawn as a diamond on the bar.
+    /// Reference value per group (e.g. the paper's number), drawn as a black diamond on the bar (also where the
+    /// bar itself is missing); the legend names the diamonds [`GroupedBars::reference_label`].
     #[serde(default)]
     pub reference: Option<Vec<Option<f64>>>,
+}
+
+/// A dashed horizontal line at `y` across a line or bar chart, labelled at its right end (e.g. a chance level).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReferenceLine {
+    pub y: f64,
+    /// Drawn above the line at the right end of the plot, e.g. `"chance 33.3"`; may be empty.
+    #[serde(default)]
+    pub label: String,
 }
 
 /// Colour scales for heat maps.
@@ -310,6 +343,13 @@ fn check_range(chart: &str, range: &Option<[f64; 2]>) -> Result<()> {
     Ok(())
 }
 
+fn check_reference_lines(chart: &str, lines: &[ReferenceLine]) -> Result<()> {
+    match lines.iter().find(|l| !l.y.is_finite()) {
+        Some(l) => Err(invalid(chart, format!("reference line '{}' has a non-finite y", l.label))),
+        None => Ok(()),
+    }
+}
+
 fn check_size(chart: &str, size: &Option<[u32; 2]>) -> Result<()> {
     if let Some([w, h]) = size {
         if *w < 200 || *h < 150 || *w > 10_000 || *h > 10_000 {
@@ -377,6 +417,7 @@ impl ChartSpec {
                     }
                 }
                 check_range(t, &c.y_range)?;
+                check_reference_lines(t, &c.reference_lines)?;
                 check_size(t, &c.size)
             }
             ChartSpec::GroupedBars(c) => {
@@ -399,6 +440,17 @@ impl ChartSpec {
                 }
                 crate::plot::format::NumberFormat::parse(&c.value_format).map_err(|e| invalid(t, e))?;
                 check_range(t, &c.y_range)?;
+                if let Some([lo, hi]) = c.y_range {
+                    if lo > 0.0 || hi < 0.0 {
+                        return Err(invalid(
+                            t,
+                            format!(
+                                "y_range [{lo}, {hi}] must include 0: bars grow from 0, so their axis starts there"
+                            ),
+                        ));
+                    }
+                }
+                check_reference_lines(t, &c.reference_lines)?;
                 check_size(t, &c.size)
             }
             ChartSpec::HeatmapTable(c) => {
@@ -514,6 +566,7 @@ mod tests {
             x: XAxis::Numbers(vec![1.0, 2.0, 3.0]),
             series: vec![LineSeries { name: "en-fr".into(), y, lower: None, upper: None, dashed: false }],
             y_range: None,
+            reference_lines: vec![],
             legend: LegendPosition::Bottom,
             size: None,
         }
@@ -538,6 +591,27 @@ mod tests {
         assert!(err_of(ChartSpec::Line(c)).contains("min < max"));
         let c = line(vec![Some(1.0), Some(f64::NAN), None]);
         assert!(err_of(ChartSpec::Line(c)).contains("non-finite"));
+        let mut c = line(vec![Some(1.0); 3]);
+        c.reference_lines = vec![ReferenceLine { y: f64::INFINITY, label: "chance".into() }];
+        assert!(err_of(ChartSpec::Line(c)).contains("reference line 'chance' has a non-finite y"));
+    }
+
+    #[test]
+    fn reference_lines_parse_and_bar_ranges_must_include_zero() {
+        let json = r#"{"kind": "grouped_bars", "title": "t", "groups": ["a"], "series": [{"name": "s", "values": [40]}],
+                       "reference_lines": [{"y": 33.3, "label": "chance"}]}"#;
+        let ChartSpec::GroupedBars(mut b) = serde_json::from_str::<ChartSpec>(json).unwrap() else {
+            panic!("not bars")
+        };
+        assert_eq!(b.reference_lines, vec![ReferenceLine { y: 33.3, label: "chance".into() }]);
+        let line = r#"{"kind": "line", "title": "t", "x": [1], "series": [], "reference_lines": [{"y": 1, "z": 2}]}"#;
+        assert!(serde_json::from_str::<ChartSpec>(line).unwrap_err().to_string().contains('z'));
+        b.y_range = Some([30.0, 50.0]);
+        assert!(err_of(ChartSpec::GroupedBars(b.clone())).contains("y_range [30, 50] must include 0"));
+        b.y_range = Some([-10.0, -1.0]);
+        assert!(err_of(ChartSpec::GroupedBars(b.clone())).contains("must include 0"));
+        b.y_range = Some([0.0, 50.0]);
+        assert!(ChartSpec::GroupedBars(b).validate().is_ok());
     }
 
     #[test]
