@@ -108,8 +108,17 @@ fn digits_for(x: f64) -> usize {
     }
 }
 
+/// `x` with three significant digits (33.3, 0.100, 0.0225).
+fn sig3(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let d = (2 - x.abs().log10().floor() as i32).clamp(0, 12) as usize;
+    format!("{x:.d$}")
+}
+
 fn show(key: &str, s: &Score) -> String {
-    let chance = s.chance.map(|c| format!(" (chance {c})")).unwrap_or_default();
+    let chance = s.chance.map(|c| format!(" (chance {})", sig3(c))).unwrap_or_default();
     format!("{key} {}{chance}", s.display(digits_for(s.estimate)))
 }
 
@@ -125,7 +134,7 @@ pub fn check(c: &Check, scores: &BTreeMap<String, Score>) -> Result<CheckOutcome
         other => return Err(Error::Invalid(format!("claim check operator '{other}' (expected >, < or ≈)"))),
     };
     let (b_low, b_high, b_text, b_score) = match &c.right {
-        Operand::Value(v) => (*v, *v, format!("{v}"), None),
+        Operand::Value(v) => (*v, *v, sig3(*v), None),
         Operand::Key(k) => {
             let b = get(k)?;
             (b.low, b.high, show(k, b), Some(b))
@@ -262,6 +271,15 @@ mod tests {
         assert_eq!(run("high", ">", Operand::Value(0.5)), Verdict::Supported);
         assert_eq!(run("cka", ">", k("low")), Verdict::Inconclusive, "no interval");
         assert_eq!(run("high", ">", k("cka")), Verdict::Inconclusive);
+    }
+
+    #[test]
+    fn numbers_show_three_significant_digits() {
+        assert_eq!(
+            (sig3(33.3), sig3(0.1), sig3(0.022522522), sig3(0.0)),
+            ("33.3".into(), "0.100".into(), "0.0225".into(), "0".into())
+        );
+        assert_eq!(sig3(1234.4), "1234");
     }
 
     #[test]
