@@ -5,8 +5,10 @@
 //! - `a > b`: supported when `low(a) > high(b)`, contradicted when `high(a) < low(b)`, otherwise inconclusive
 //!   (the 95 % intervals overlap). `a < b` is the mirror image. A number has a zero-width interval.
 //!   Non-overlap of two 95 % intervals is a conservative test (about p < 0.006 for equal, normal errors).
-//! - `a ≈ c` (`c` a number, e.g. a chance level: "drops to random"): supported when `c` lies in the interval of
-//!   `a`, contradicted otherwise.
+//! - `a ≈ c` (`c` a number, e.g. a chance level: "drops to random"): contradicted when `c` lies outside the
+//!   interval of `a`; supported only when the whole interval lies within the check's `tolerance` of `c` (an
+//!   equivalence test: a wide interval that merely holds `c` shows nothing); inconclusive otherwise, and always
+//!   inconclusive or contradicted when the check gives no tolerance.
 //! - A check is inconclusive whatever the numbers when a score it reads has no interval (one seed of a statistic
 //!   without per-item form), or when both sides of a comparison of scores sit at their chance level (each
 //!   interval holds the metric's chance level): nothing was learned that the claim could be about.
@@ -57,6 +59,9 @@ pub struct Check {
     /// `>`, `<` or `≈` (also written `~`).
     pub op: String,
     pub right: Operand,
+    /// For `≈`: the largest distance from the number that still counts as equal (see the module docs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
     /// What the check is about, e.g. `en-fr`; defaults to the comparison itself.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub label: String,
@@ -158,8 +163,16 @@ pub fn check(c: &Check, scores: &BTreeMap<String, Score>) -> Result<CheckOutcome
         ">" if a.high < b_low => out(Verdict::Contradicted, "the opposite order, intervals apart"),
         "<" if a.high < b_low => out(Verdict::Supported, ""),
         "<" if a.low > b_high => out(Verdict::Contradicted, "the opposite order, intervals apart"),
-        "≈" if a.low <= b_low && b_low <= a.high => out(Verdict::Supported, ""),
-        "≈" => out(Verdict::Contradicted, "the value lies outside the interval"),
+        "≈" if !(a.low <= b_low && b_low <= a.high) => {
+            out(Verdict::Contradicted, "the value lies outside the interval")
+        }
+        "≈" => match c.tolerance {
+            Some(t) if a.low >= b_low - t && a.high <= b_low + t => out(Verdict::Supported, ""),
+            Some(t) => {
+                out(Verdict::Inconclusive, &format!("the interval holds the value but reaches beyond ± {}", sig3(t)))
+            }
+            None => out(Verdict::Inconclusive, "the interval holds the value; equality needs a tolerance to be shown"),
+        },
         _ => out(Verdict::Inconclusive, "intervals overlap"),
     })
 }
@@ -254,7 +267,12 @@ mod tests {
     }
 
     fn run(left: &str, op: &str, right: Operand) -> Verdict {
-        check(&Check { left: left.into(), op: op.into(), right, label: String::new() }, &scores()).unwrap().verdict
+        run_tol(left, op, right, None)
+    }
+
+    fn run_tol(left: &str, op: &str, right: Operand, tolerance: Option<f64>) -> Verdict {
+        let c = Check { left: left.into(), op: op.into(), right, tolerance, label: String::new() };
+        check(&c, &scores()).unwrap().verdict
     }
 
     #[test]
@@ -266,7 +284,13 @@ mod tests {
         assert_eq!(run("low", "<", k("high")), Verdict::Supported);
         assert_eq!(run("high", "<", k("low")), Verdict::Contradicted);
         assert_eq!(run("chance_b", ">", k("chance_a")), Verdict::Inconclusive, "both at chance");
-        assert_eq!(run("chance_a", "≈", Operand::Value(33.3)), Verdict::Supported);
+        assert_eq!(run("chance_a", "≈", Operand::Value(33.3)), Verdict::Inconclusive, "no tolerance");
+        assert_eq!(
+            run_tol("chance_a", "≈", Operand::Value(33.3), Some(2.0)),
+            Verdict::Supported,
+            "[32, 35] in 33.3 ± 2"
+        );
+        assert_eq!(run_tol("chance_a", "≈", Operand::Value(33.3), Some(1.0)), Verdict::Inconclusive, "35 > 34.3");
         assert_eq!(run("high", "~", Operand::Value(0.9)), Verdict::Contradicted);
         assert_eq!(run("high", ">", Operand::Value(0.5)), Verdict::Supported);
         assert_eq!(run("cka", ">", k("low")), Verdict::Inconclusive, "no interval");
@@ -285,7 +309,7 @@ mod tests {
     #[test]
     fn bad_checks_are_errors() {
         let c = |left: &str, op: &str, right: Operand| {
-            check(&Check { left: left.into(), op: op.into(), right, label: String::new() }, &scores())
+            check(&Check { left: left.into(), op: op.into(), right, tolerance: None, label: String::new() }, &scores())
         };
         assert!(c("nope", ">", Operand::Value(1.0)).unwrap_err().to_string().contains("'nope'"));
         assert!(c("high", ">=", Operand::Value(1.0)).unwrap_err().to_string().contains(">="));
