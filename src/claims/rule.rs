@@ -330,6 +330,7 @@ mod tests {
                     left: l.into(),
                     op: o.into(),
                     right: Operand::Key(r.into()),
+                    tolerance: None,
                     label: "x".into(),
                 })
                 .collect(),

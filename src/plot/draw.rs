@@ -231,6 +231,14 @@ pub fn with_legend<DB: DrawingBackend>(
 /// Colour of reference lines (chance levels) and their labels: dark grey, apart from every series colour.
 pub const REFERENCE_GREY: RGBColor = RGBColor(70, 70, 70);
 
+/// The reference lines whose y lies inside the axis range `(y0, y1)` (either order).
+fn visible(
+    lines: &[super::spec::ReferenceLine],
+    (y0, y1): (f64, f64),
+) -> impl Iterator<Item = &super::spec::ReferenceLine> {
+    lines.iter().filter(move |l| l.y >= y0.min(y1) && l.y <= y0.max(y1))
+}
+
 /// Draws each of `lines` across `plot` (the plotting area, pixel coordinates) as a dashed dark-grey horizontal line
 /// at pixel row `y_px(line.y)`. Lines outside the y range `(y0, y1)` are not drawn. Their labels are drawn
 /// separately ([`reference_labels`]), after the data, so that no marker covers them.
@@ -244,7 +252,7 @@ pub fn reference_lines<DB: DrawingBackend>(
     let err = plot_err(chart);
     let (w, _) = plot.dim_in_pixel();
     let style = REFERENCE_GREY.stroke_width(2);
-    for l in lines.iter().filter(|l| l.y >= y0.min(y1) && l.y <= y0.max(y1)) {
+    for l in visible(lines, (y0, y1)) {
         let y = y_px(l.y);
         let mut x = 0;
         while x < w as i32 {
@@ -266,7 +274,7 @@ pub fn reference_labels<DB: DrawingBackend>(
     chart: &str,
 ) -> Result<()> {
     let (w, _) = plot.dim_in_pixel();
-    for l in lines.iter().filter(|l| l.y >= y0.min(y1) && l.y <= y0.max(y1) && !l.label.is_empty()) {
+    for l in visible(lines, (y0, y1)).filter(|l| !l.label.is_empty()) {
         let y = y_px(l.y);
         let f = font(MIN_TEXT + 1.0);
         let (tw, th) = text_size(&f, &l.label);
