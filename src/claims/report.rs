@@ -35,15 +35,16 @@ pub fn load(dir: &Path) -> Result<Vec<Entry>> {
 }
 
 fn seeds_of(r: &FigureRecord) -> String {
-    let s = if r.provenance.seeds.is_empty() { vec![r.provenance.seed] } else { r.provenance.seeds.clone() };
-    s.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+    r.provenance.seeds_used().iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
 }
 
-fn cell(s: &str) -> String {
+/// `s` as one Markdown table cell (pipes escaped, line breaks as spaces).
+pub fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-fn verdict_of(v: Option<Verdict>) -> String {
+/// A verdict as the Markdown of `REPRODUCTION.md` and the notebooks shows it (`not evaluated` for none).
+pub fn verdict_of(v: Option<Verdict>) -> String {
     match v {
         Some(Verdict::Supported) => "**supported**".into(),
         Some(Verdict::Contradicted) => "**contradicted**".into(),

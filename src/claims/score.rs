@@ -109,11 +109,6 @@ pub struct ScoreSpec {
     pub scale: Option<f64>,
 }
 
-/// A 64-bit FNV-1a hash of `key`, so each score's bootstrap draws its own resamples.
-fn key_hash(key: &str) -> u64 {
-    key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
-}
-
 impl ScoreSpec {
     /// The one-seed score of `key` at `seed` (see the module docs).
     pub fn score(&self, key: &str, seed: u64) -> Result<Score> {
@@ -127,7 +122,8 @@ impl ScoreSpec {
         if !k.is_finite() || k <= 0.0 {
             return Err(Error::Invalid(format!("score '{key}': scale must be a positive number, got {k}")));
         }
-        let boot_seed = seed ^ key_hash(key);
+        // FNV-1a of the key, so each score's bootstrap draws its own resamples.
+        let boot_seed = seed ^ crate::text::corpus::fnv1a(0, key.as_bytes());
         let (est, low, high, interval, items) = if let Some(v) = &self.items {
             let i = mean_interval(v, RESAMPLES, LEVEL, boot_seed).map_err(|e| named(key, e))?;
             (i.estimate, i.low, i.high, IntervalKind::Bootstrap, v.len())

@@ -73,6 +73,17 @@ pub struct Provenance {
     pub log: Vec<String>,
 }
 
+impl Provenance {
+    /// Every seed the record ran with: `seeds`, or `[seed]` in records made before seeds existed.
+    pub fn seeds_used(&self) -> Vec<u64> {
+        if self.seeds.is_empty() {
+            vec![self.seed]
+        } else {
+            self.seeds.clone()
+        }
+    }
+}
+
 impl FigureRecord {
     /// Reads a record; errors name the file.
     pub fn load(path: &Path) -> Result<FigureRecord> {

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::record::FigureRecord;
 use crate::atomic_file::write_atomic;
-use crate::claims::Verdict;
+use crate::claims::report::{cell, verdict_of};
 use crate::error::{Error, Result};
 use crate::plot::{ChartSpec, Table};
 
@@ -116,8 +116,7 @@ pub fn models_summary(models: &BTreeMap<String, Value>) -> Option<String> {
 
 /// `seed 0` or `seeds 0, 1, 2` (`provenance.seeds`, or `provenance.seed` in records made before seeds existed).
 fn seeds_text(record: &FigureRecord) -> String {
-    let p = &record.provenance;
-    let seeds = if p.seeds.is_empty() { vec![p.seed] } else { p.seeds.clone() };
+    let seeds = record.provenance.seeds_used();
     let list = seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
     format!("{} {list}", if seeds.len() == 1 { "seed" } else { "seeds" })
 }
@@ -198,11 +197,6 @@ pub fn markdown_display(markdown: &str) -> String {
     format!("EVCXR_BEGIN_CONTENT text/markdown\n{markdown}\nEVCXR_END_CONTENT")
 }
 
-/// Escapes a Markdown table cell.
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
 /// The claims of `record` as Markdown: a line naming the scale and seeds, then one table row per claim (id,
 /// source, the predicate as tested, the paper's numbers, ours with their 95 % intervals and, where a check is not
 /// supported, why, and the verdict), then the paper's own words per claim. The verdicts are re-evaluated from the
@@ -229,12 +223,7 @@ pub fn claims_markdown(record: &FigureRecord) -> Result<String> {
             .iter()
             .map(|o| if o.reason.is_empty() { o.ours.clone() } else { format!("{} ({})", o.ours, o.reason) })
             .collect();
-        let verdict = match c.verdict {
-            Some(Verdict::Supported) => "**supported**".to_string(),
-            Some(Verdict::Contradicted) => "**contradicted**".to_string(),
-            Some(Verdict::Inconclusive) => "inconclusive".to_string(),
-            None => "not evaluated".to_string(),
-        };
+        let verdict = verdict_of(c.verdict);
         md.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} |\n",
             cell(&c.id),

@@ -68,6 +68,7 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     let seeds: Vec<u64> = (0..opts.seeds as u64).map(|i| opts.seed + i).collect();
     let mut runs = Vec::with_capacity(seeds.len());
     let mut log = Vec::new();
+    let mut failed = None;
     for &seed in &seeds {
         if seeds.len() > 1 {
             log.push(format!("== {id}: seed {seed} ({} of {})", runs.len() + 1, seeds.len()));
@@ -75,13 +76,20 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
         }
         let (outcome, lines) = run_once(script, id, opts, seed);
         log.extend(lines);
-        if let Err(e) = &outcome {
-            log.push(format!("error: {e}"));
-            std::fs::write(&log_path, log.join("\n") + "\n").map_err(|e| Error::io(&log_path, e))?;
+        match outcome {
+            Ok(record) => runs.push(record),
+            Err(e) => {
+                log.push(format!("error: {e}"));
+                failed = Some(e);
+                break;
+            }
         }
-        runs.push(outcome?);
     }
+    // The log is written whether the run failed or not; a failed run writes no record.
     std::fs::write(&log_path, log.join("\n") + "\n").map_err(|e| Error::io(&log_path, e))?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
 
     let score_runs: Vec<_> = runs.iter().map(|r| r.scores.clone()).collect();
     let mut record = runs.swap_remove(0);

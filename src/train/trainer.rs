@@ -189,8 +189,9 @@ fn mix(seed: u64, purpose: u64, index: u64) -> u64 {
     SplitMix64::new(a ^ index).next_u64()
 }
 
+/// FNV-1a of the language code.
 fn lang_index(lang: &str) -> u64 {
-    lang.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+    crate::text::corpus::fnv1a(0, lang.as_bytes())
 }
 
 /// Validation perplexity over prepared batches: `exp` of the mean masked-token loss.
