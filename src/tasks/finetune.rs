@@ -281,8 +281,12 @@ impl Finetuner {
     pub fn step(&mut self, loss_of: impl FnOnce() -> Result<Tensor>) -> Result<StepReport> {
         let s = self.settings;
         let t = self.adam.step + 1;
+        // The seed and the dropout draws of the forward pass under one hold of the generator's lock, so a draw on
+        // another thread (parallel tests fine-tune side by side) cannot fall between them.
+        let rng = crate::device::torch_rng_lock();
         tch::manual_seed(mix(s.seed, DROPOUT, t) as i64);
         let loss = self.compute.forward(loss_of)?;
+        drop(rng);
         let value = loss.double_value(&[]);
         if !value.is_finite() {
             return Err(Error::Invalid(format!("fine-tuning: the loss became {value} at step {t}")));
