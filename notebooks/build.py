@@ -217,12 +217,12 @@ def figure_notebook(f):
         "}\n"
         "\n"
         f'let id = "{fid}";\n'
-        'let scale = std::env::var("CROSSLING_SCALE").unwrap_or_else(|_| "cpu".to_string());\n'
+        'let scale: crossling::Scale = std::env::var("CROSSLING_SCALE").unwrap_or_else(|_| "cpu".to_string()).parse()?;\n'
         'let project = std::fs::canonicalize("..")?;\n'
         'let out_dir = match std::env::var_os("CROSSLING_NOTEBOOK_OUT") {\n'
         "    Some(dir) => PathBuf::from(dir),\n"
-        '    None if scale == "cpu" => project.join("figures"),\n'
-        '    None => project.join("out").join("notebooks").join(&scale),\n'
+        '    None if scale == crossling::Scale::Cpu => project.join("figures"),\n'
+        '    None => project.join("out").join("notebooks").join(scale.name()),\n'
         "};\n"
         'let script = figures::scripts_dir().join(format!("{id}.rhai"));\n'
         'println!("{id} at {scale} scale: {} -> {}", shown(&project, &script), shown(&project, &out_dir));'))
@@ -242,7 +242,7 @@ def figure_notebook(f):
         f"script, writes `{fid}.json` (values, caption, provenance) into the outputs folder and renders the charts "
         "(PNG + SVG) or tables (Markdown + CSV) from it."))
     cells.append(new_code_cell(
-        "let mut opts = RunOptions::figure(&scale, out_dir.clone());\n"
+        "let mut opts = RunOptions::figure(scale, out_dir.clone());\n"
         'opts.device = std::env::var("CROSSLING_DEVICE").unwrap_or_else(|_| "cpu".to_string());\n'
         "let record: FigureRecord = run_script(&script, id, &opts)?;\n"
         'println!("{}: {} ({:.1} s at {} scale) -> {}", record.id, record.title, record.provenance.wall_time_s,\n'

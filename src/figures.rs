@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// One figure or table of the two studies.
+/// One figure or table of the two studies, or one of crossling's own measurements (study `crossling`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FigureInfo {
     pub id: &'static str,
-    /// `Emerging` (Wu, Conneau et al. 2020) or `Liu` (Liu et al. 2020).
+    /// `Emerging` (Wu, Conneau et al. 2020), `Liu` (Liu et al. 2020) or `crossling` (this project's own).
     pub study: &'static str,
     pub title: &'static str,
 }
@@ -23,6 +23,7 @@ pub const FIGURES: &[FigureInfo] = &[
     FigureInfo { id: "fig6", study: "Emerging", title: "Sentence retrieval after Procrustes per layer" },
     FigureInfo { id: "fig7", study: "Emerging", title: "Linear CKA per layer" },
     FigureInfo { id: "table1", study: "Emerging", title: "Ablation results (XNLI, NER, parsing)" },
+    FigureInfo { id: "emergence", study: "crossling", title: "Emergence curves over the pre-training budget" },
     FigureInfo { id: "liu-fig1", study: "Liu", title: "Word retrieval MRR, small data" },
     FigureInfo { id: "liu-fig2", study: "Liu", title: "XNLI, small data" },
     FigureInfo { id: "liu-fig3", study: "Liu", title: "Word retrieval MRR, big data" },

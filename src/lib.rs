@@ -29,6 +29,7 @@ pub mod figures;
 pub mod model;
 pub mod plot;
 pub mod progress;
+pub mod scale;
 pub mod script;
 pub mod tasks;
 pub mod text;
@@ -36,6 +37,7 @@ pub mod train;
 pub mod wordvec;
 
 pub use error::{Error, Result};
+pub use scale::Scale;
 
 /// The languages of the studies, in their order.
 pub const LANGUAGES: [&str; 5] = ["en", "fr", "de", "ru", "zh"];

@@ -2,9 +2,10 @@
 //! against the same model in PyTorch eager (`tests/reference/bench_train.py`, Hugging Face `BertForMaskedLM`),
 //! run in the same command with the same shape, batch, threads and masking rate, on random token batches.
 //!
-//! Shapes: `cpu` (the `cpu` preset: 4 layers × 256 wide × 4 heads; vocab 16,000 and 32 × 128 tokens per step as
-//! the `cpu` runs use) and `paper` (8 layers × 768 × 12 heads, vocab 32,000, 256-token streams; a short run of
-//! 4 × 256 tokens per step so that it finishes in minutes on 2 cores). Reports tokens/s of both, the ratio
+//! Shapes: `cpu` and `paper`, the pre-training settings of those scales ([`Pretraining::at`]: layers, width, heads,
+//! a pair's vocabulary, batch and stream length; `paper` with 4 × 256 tokens per step so that it finishes in minutes
+//! on 2 cores); `--layers`, `--hidden`, `--heads`, `--vocab`, `--batch` and `--seq` change them (the shapes tried
+//! for the `cpu` regime). Reports tokens/s of both, the ratio
 //! crossling / PyTorch, and model FLOP/s (formula in [`crossling::train::bench`]) against a matmul peak measured
 //! in the same command; on CUDA also the bf16-autocast runs and their MFU against the measured bf16 matmul peak.
 //! tokens/s is over all timed steps; "best step" is `batch · seq` over the fastest timed step, the estimate least
@@ -14,9 +15,11 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
+use crossling::device::{Compute, Precision};
 use crossling::model::ModelConfig;
 use crossling::train::bench::{matmul_peak, time_train_steps, train_flops_per_step};
-use crossling::train::{Compute, Precision};
+use crossling::train::presets::Pretraining;
+use crossling::Scale;
 use serde_json::{json, Value};
 use tch::{Device, Kind};
 
@@ -47,9 +50,18 @@ pub struct TrainBenchArgs {
     /// Tokens per sequence (default: 128 for cpu, 256 for paper).
     #[arg(long)]
     seq: Option<usize>,
-    /// Vocabulary size (default: 16000 for cpu, 32000 for paper).
+    /// Vocabulary size (default: the scale's pair vocabulary, 8000 for cpu, 64000 for paper).
     #[arg(long)]
     vocab: Option<usize>,
+    /// Layers instead of the scale's.
+    #[arg(long)]
+    layers: Option<usize>,
+    /// Width instead of the scale's.
+    #[arg(long)]
+    hidden: Option<usize>,
+    /// Attention heads instead of the scale's.
+    #[arg(long)]
+    heads: Option<usize>,
     /// Intra-op threads of both runs (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -78,7 +90,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
 }
 
 struct Shape {
-    name: &'static str,
+    name: Scale,
     model: ModelConfig,
     batch: usize,
     seq: usize,
@@ -87,26 +99,34 @@ struct Shape {
 }
 
 fn shapes(a: &TrainBenchArgs) -> Result<Vec<Shape>> {
-    let names: &[&'static str] = match a.shape.as_str() {
-        "cpu" => &["cpu"],
-        "paper" => &["paper"],
-        "both" => &["cpu", "paper"],
+    let names: &[Scale] = match a.shape.as_str() {
+        "cpu" => &[Scale::Cpu],
+        "paper" => &[Scale::Paper],
+        "both" => &[Scale::Cpu, Scale::Paper],
         other => bail!("unknown --shape '{other}': expected cpu, paper or both"),
     };
     names
         .iter()
         .map(|&name| {
-            let cpu = name == "cpu";
-            let vocab = a.vocab.unwrap_or(if cpu { 16_000 } else { 32_000 });
-            let model = ModelConfig::preset(name, vocab, Vec::<String>::new())?;
-            let seq = a.seq.unwrap_or(if cpu { 128 } else { 256 });
+            let cpu = name == Scale::Cpu;
+            let sc = Pretraining::at(name);
+            let seq = a.seq.unwrap_or(sc.seq_len);
+            let model = ModelConfig {
+                vocab_size: a.vocab.unwrap_or(sc.vocab),
+                layers: a.layers.unwrap_or(sc.layers),
+                hidden: a.hidden.unwrap_or(sc.hidden),
+                heads: a.heads.unwrap_or(sc.heads),
+                languages: Vec::new(),
+                ..ModelConfig::default()
+            };
+            model.validate()?;
             if seq > model.max_positions {
                 bail!("--seq {seq} exceeds the model's {} positions", model.max_positions);
             }
             Ok(Shape {
                 name,
                 model,
-                batch: a.batch.unwrap_or(if cpu { 32 } else { 4 }),
+                batch: a.batch.unwrap_or(if cpu { sc.batch } else { 4 }),
                 seq,
                 steps: a.steps.unwrap_or(if cpu { 10 } else { 5 }),
                 warmup: a.warmup.unwrap_or(if cpu { 2 } else { 1 }),
@@ -168,7 +188,7 @@ fn train(a: TrainBenchArgs) -> Result<()> {
     let shapes = shapes(&a)?;
     let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     tch::set_num_threads(threads as i32);
-    let device = crossling::train::step::resolve_device(&a.device)?;
+    let device = crossling::device::resolve_device(&a.device)?;
     let cuda = device.is_cuda();
     let (n, reps) = if cuda { (8192, 10) } else { (2048, 3) };
     if !a.json {

@@ -88,7 +88,7 @@ pub(super) fn threads(c: &Common) -> usize {
 }
 
 pub(super) fn device(c: &Common) -> Result<Device> {
-    Ok(crossling::train::step::resolve_device(&c.device)?)
+    Ok(crossling::device::resolve_device(&c.device)?)
 }
 
 pub(super) fn device_name(d: Device) -> String {

@@ -14,6 +14,7 @@ use crossling::features::batch::length_batches;
 use crossling::features::{pooled_layers, Extraction, Pooling, Tokenized};
 use crossling::model::ModelConfig;
 use crossling::text::codeswitch::SplitMix64;
+use crossling::Scale;
 use serde_json::json;
 use std::time::Instant;
 use tch::{Kind, Tensor};
@@ -24,9 +25,10 @@ use super::bench_analysis::{
 
 #[derive(Args)]
 pub struct BenchFeaturesArgs {
-    /// Model shape: cpu (4 × 256, 4 heads, vocab 16,000) or paper (8 × 768, 12 heads, vocab 32,000).
-    #[arg(long, default_value = "cpu")]
-    shape: String,
+    /// Model shape: the architecture of a scale (`ModelConfig::at`: cpu 4 × 128, 4 heads; paper 8 × 768, 12 heads),
+    /// vocabulary 16,000 at cpu and 32,000 at paper.
+    #[arg(long, value_enum, default_value_t = Scale::Cpu)]
+    shape: Scale,
     /// Sentences to encode (default: 4,000 for cpu, 1,000 for paper).
     #[arg(long)]
     sentences: Option<usize>,
@@ -77,12 +79,12 @@ pub(super) fn model_flags(cfg: &ModelConfig, threads: usize, seed: usize) -> Vec
 }
 
 pub fn run(a: BenchFeaturesArgs) -> Result<()> {
-    let (vocab, n_default) = match a.shape.as_str() {
-        "cpu" => (16_000, 4_000),
-        "paper" => (32_000, 1_000),
-        other => bail!("unknown --shape '{other}': expected cpu or paper"),
+    let (vocab, n_default) = match a.shape {
+        Scale::Smoke => (400, 200),
+        Scale::Cpu => (16_000, 4_000),
+        Scale::Paper => (32_000, 1_000),
     };
-    let cfg = ModelConfig::preset(&a.shape, vocab, Vec::<String>::new())?;
+    let cfg = ModelConfig::at(a.shape, vocab, Vec::<String>::new());
     let n = a.sentences.unwrap_or(n_default);
     if n == 0 {
         bail!("--sentences must be at least 1");

@@ -23,12 +23,13 @@
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use crossling::analysis::arrays;
+use crossling::device::{Compute, Precision};
 use crossling::features::batch::padded;
 use crossling::model::ModelConfig;
 use crossling::tasks::finetune::{Finetuner, LrSchedule, OptimSettings};
 use crossling::tasks::nli::{NliConfig, NliFinetune, NliItem, CLASSES};
 use crossling::text::codeswitch::SplitMix64;
-use crossling::train::{Compute, Precision};
+use crossling::Scale;
 use serde_json::{json, Value};
 use std::time::Instant;
 use tch::{Kind, Tensor};
@@ -39,9 +40,10 @@ use crate::cli::bench_analysis::{
 
 #[derive(Args)]
 pub struct BenchFinetuneArgs {
-    /// Model shape: cpu (4 × 256, 4 heads, vocab 16,000) or paper (8 × 768, 12 heads, vocab 32,000).
-    #[arg(long, default_value = "cpu")]
-    shape: String,
+    /// Model shape: the architecture of a scale (`ModelConfig::at`: cpu 4 × 128, 4 heads; paper 8 × 768, 12 heads),
+    /// vocabulary 16,000 at cpu and 32,000 at paper.
+    #[arg(long, value_enum, default_value_t = Scale::Cpu)]
+    shape: Scale,
     /// Timed steps (default: 30 for cpu, 5 for paper).
     #[arg(long)]
     steps: Option<usize>,
@@ -100,13 +102,13 @@ fn mean(xs: &[f64]) -> f64 {
 }
 
 pub fn run(a: BenchFinetuneArgs) -> Result<()> {
-    let (vocab, steps_default, warmup_default) = match a.shape.as_str() {
-        "cpu" => (16_000, 30, 2),
-        "paper" => (32_000, 5, 1),
-        other => bail!("unknown --shape '{other}': expected cpu or paper"),
+    let (vocab, steps_default, warmup_default) = match a.shape {
+        Scale::Smoke => (400, 3, 1),
+        Scale::Cpu => (16_000, 30, 2),
+        Scale::Paper => (32_000, 5, 1),
     };
-    let cfg = ModelConfig::preset(&a.shape, vocab, Vec::<String>::new())?;
-    let nli = NliConfig { batch_size: a.batch, seed: a.common.seed as u64, ..NliConfig::preset(&a.shape)? };
+    let cfg = ModelConfig::at(a.shape, vocab, Vec::<String>::new());
+    let nli = NliConfig { batch_size: a.batch, seed: a.common.seed as u64, ..NliConfig::at(a.shape) };
     let (steps, warmup) = (a.steps.unwrap_or(steps_default), a.warmup.unwrap_or(warmup_default));
     if steps == 0 || a.batch == 0 {
         bail!("--steps and --batch must be at least 1");

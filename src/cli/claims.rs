@@ -12,8 +12,8 @@ pub struct ClaimsArgs {
     #[arg(long)]
     dir: Option<PathBuf>,
     /// Only records of this scale (smoke | cpu | paper); a record of another scale is an error.
-    #[arg(long)]
-    scale: Option<String>,
+    #[arg(long, value_enum)]
+    scale: Option<crossling::Scale>,
     /// Write the report to REPRODUCTION.md at the project root (or to this file) instead of printing it.
     #[arg(long, num_args = 0..=1, default_missing_value = "")]
     write: Option<String>,
@@ -27,7 +27,7 @@ pub fn run(a: ClaimsArgs) -> Result<()> {
     if let Some(scale) = &a.scale {
         for e in &entries {
             if let Some(r) = &e.record {
-                if &r.provenance.scale != scale {
+                if r.provenance.scale != scale.name() {
                     bail!(
                         "{}: record at scale '{}', not '{scale}'",
                         dir.join(format!("{}.json", e.id)).display(),

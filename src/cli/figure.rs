@@ -5,17 +5,19 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use clap::Args;
+use crossling::device::{Compute, Precision};
 use crossling::figures::{self, FIGURES};
 use crossling::script::record::FigureRecord;
 use crossling::script::render::render_record;
 use crossling::script::runner::{run_script, RunOptions};
+use crossling::Scale;
 
 /// Options shared by `figure` and `run`.
 #[derive(Args)]
 pub struct RunArgs {
     /// smoke (seconds, for tests), cpu (default; 2 cores) or paper (the studies' shapes; GPUs).
-    #[arg(long, default_value = "cpu")]
-    scale: String,
+    #[arg(long, value_enum, default_value_t = Scale::Cpu)]
+    scale: Scale,
     /// cpu, cuda or cuda:N.
     #[arg(long, default_value = "cpu")]
     device: String,
@@ -75,11 +77,11 @@ fn figures_dir() -> PathBuf {
 
 /// Where `figure` writes at `scale` unless `--out` says otherwise: the reference runs live in `figures/` (`cpu`)
 /// and `figures/paper/`; anything else goes to `out/<scale>/` of the project, so a smoke run never replaces them.
-fn default_figure_dir(scale: &str) -> PathBuf {
+fn default_figure_dir(scale: Scale) -> PathBuf {
     match scale {
-        "cpu" => figures_dir(),
-        "paper" => figures_dir().join("paper"),
-        other => Path::new(env!("CARGO_MANIFEST_DIR")).join("out").join(other),
+        Scale::Cpu => figures_dir(),
+        Scale::Paper => figures_dir().join("paper"),
+        other => Path::new(env!("CARGO_MANIFEST_DIR")).join("out").join(other.name()),
     }
 }
 
@@ -94,9 +96,9 @@ fn options(a: &RunArgs, default_out: PathBuf) -> Result<RunOptions> {
         }
     }
     Ok(RunOptions {
-        scale: a.scale.clone(),
+        scale: a.scale,
         seed: a.seed,
-        device: a.device.clone(),
+        compute: Compute::resolve(&a.device, Precision::Auto)?,
         fresh: a.fresh,
         out_dir: a.out.clone().unwrap_or(default_out),
         scripts_dir: figures::scripts_dir(),
@@ -133,7 +135,7 @@ pub fn figure(a: FigureArgs) -> Result<()> {
     } else {
         a.ids.clone()
     };
-    let opts = options(&a.run, default_figure_dir(&a.run.scale))?;
+    let opts = options(&a.run, default_figure_dir(a.run.scale))?;
     for id in &ids {
         figures::info(id)?;
         let Some(script) = figures::script(&scripts, id) else {

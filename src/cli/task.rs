@@ -7,11 +7,12 @@ use std::path::PathBuf;
 
 use crossling::data::manifest::Catalog;
 use crossling::data::resolve::DataRoots;
+use crossling::device::{Compute, Precision};
 use crossling::model::LoadedModel;
 use crossling::tasks::finetune::{FreezeReport, LossSummary};
-use crossling::tasks::nli::{MdsEval, NliConfig, NLI_SCALES};
+use crossling::tasks::nli::{MdsEval, NliConfig};
 use crossling::tasks::nli_transfer::{check_setup, default_langs, load_nli_data, run_nli, xnli_languages, NliResult};
-use crossling::train::step::{Compute, Precision};
+use crossling::Scale;
 
 #[derive(Subcommand)]
 pub enum TaskCommand {
@@ -39,8 +40,8 @@ pub struct FinetuneArgs {
     #[arg(long)]
     pub langs: Option<String>,
     /// Preset: smoke, cpu or paper (see `crossling task <TASK> --help` and the task's module docs).
-    #[arg(long, default_value = "cpu")]
-    pub scale: String,
+    #[arg(long, value_enum, default_value_t = Scale::Cpu)]
+    pub scale: Scale,
     /// Learning rate: fixed (NLI) or the peak of warm-up + linear decay (NER, parsing); overrides the preset.
     #[arg(long)]
     pub lr: Option<f64>,
@@ -83,14 +84,6 @@ impl FinetuneArgs {
                 n => n.parse().map(Some).map_err(|_| anyhow::anyhow!("--max-train: '{n}' is not a number or `all`")),
             })
             .transpose()
-    }
-
-    /// Checks `--scale` against the task's presets.
-    pub fn check_scale(&self, scales: &[&str]) -> Result<()> {
-        if !scales.contains(&self.scale.as_str()) {
-            bail!("unknown --scale '{}': expected {}", self.scale, scales.join(", "));
-        }
-        Ok(())
     }
 }
 
@@ -138,8 +131,7 @@ pub fn run(cmd: TaskCommand) -> Result<()> {
 /// The preset of `--scale` with the command-line overrides.
 fn config(args: &NliArgs) -> Result<NliConfig> {
     let a = &args.common;
-    a.check_scale(&NLI_SCALES)?;
-    let mut c = NliConfig::preset(&a.scale)?;
+    let mut c = NliConfig::at(a.scale);
     apply_finetune_args!(c, a);
     if args.mds {
         let mut m = MdsEval { layer: args.mds_layer, ..MdsEval::default() };

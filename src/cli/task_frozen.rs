@@ -5,11 +5,12 @@ use clap::Args;
 use std::path::PathBuf;
 
 use crossling::data::resolve::DataRoots;
-use crossling::tasks::frozen_nli::{Frozen, FrozenNliConfig, FROZEN_NLI_SCALES};
+use crossling::device::{Compute, Precision};
+use crossling::tasks::frozen_nli::{Frozen, FrozenNliConfig};
 use crossling::tasks::frozen_nli_transfer::{run_frozen_nli, FrozenNliResult, RepresentationInfo};
 use crossling::tasks::nli_transfer::{default_langs, load_nli_data, xnli_languages};
-use crossling::train::step::{Compute, Precision};
 use crossling::wordvec::WordVectors;
+use crossling::Scale;
 
 #[derive(Args)]
 pub struct FrozenNliArgs {
@@ -25,8 +26,8 @@ pub struct FrozenNliArgs {
     #[arg(long)]
     pub langs: Option<String>,
     /// Preset: smoke, cpu or paper.
-    #[arg(long, default_value = "cpu")]
-    pub scale: String,
+    #[arg(long, value_enum, default_value_t = Scale::Cpu)]
+    pub scale: Scale,
     /// Adam's learning rate.
     #[arg(long)]
     pub lr: Option<f64>,
@@ -53,10 +54,7 @@ pub struct FrozenNliArgs {
 }
 
 fn config(a: &FrozenNliArgs) -> Result<FrozenNliConfig> {
-    if !FROZEN_NLI_SCALES.contains(&a.scale.as_str()) {
-        anyhow::bail!("unknown --scale '{}': expected {}", a.scale, FROZEN_NLI_SCALES.join(", "));
-    }
-    let mut c = FrozenNliConfig::preset(&a.scale)?;
+    let mut c = FrozenNliConfig::at(a.scale);
     c.lr = a.lr.unwrap_or(c.lr);
     c.batch_size = a.batch.unwrap_or(c.batch_size);
     c.epochs = a.epochs.unwrap_or(c.epochs);

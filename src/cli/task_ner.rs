@@ -6,10 +6,10 @@ use clap::Args;
 use super::task::{apply_finetune_args, load_catalog, open_model, report, stack_line, training_line, FinetuneArgs};
 use super::task_stack::StackArgs;
 use crossling::data::resolve::DataRoots;
-use crossling::tasks::ner::{NerConfig, NER_SCALES};
+use crossling::device::{Compute, Precision};
+use crossling::tasks::ner::NerConfig;
 use crossling::tasks::ner_transfer::{check_setup, load_ner_data, panx_languages, run_ner, NerResult, NerTrainData};
 use crossling::tasks::nli_transfer::default_langs;
-use crossling::train::step::{Compute, Precision};
 
 #[derive(Args)]
 pub struct NerArgs {
@@ -24,8 +24,7 @@ pub struct NerArgs {
 
 /// The preset of `--scale` with the command-line overrides.
 fn config(a: &FinetuneArgs) -> Result<NerConfig> {
-    a.check_scale(&NER_SCALES)?;
-    let mut c = NerConfig::preset(&a.scale)?;
+    let mut c = NerConfig::at(a.scale);
     apply_finetune_args!(c, a);
     c.validate()?;
     Ok(c)
@@ -35,7 +34,7 @@ pub fn ner(args: NerArgs) -> Result<()> {
     let source: NerTrainData = args.train_data.parse()?;
     let a = &args.common;
     let cfg = config(a)?;
-    args.stack.plan(&a.scale, &cfg.freeze_plan())?; // stack options checked before any model is loaded
+    args.stack.plan(a.scale, &cfg.freeze_plan())?; // stack options checked before any model is loaded
     let (compute, catalog) = (Compute::resolve(&a.device, Precision::Auto)?, load_catalog()?);
     let panx_langs = panx_languages(&catalog)?;
     let targets: Vec<String> = args.stack.target_dirs()?.into_keys().collect();
@@ -52,7 +51,7 @@ pub fn ner(args: NerArgs) -> Result<()> {
     }
     let data = load_ner_data(&catalog, &DataRoots::from_env(), source, &langs)?;
     let (model, map_files) =
-        args.stack.task_model(m, &langs, &a.scale, &cfg.freeze_plan(), cfg.seed, compute, &catalog)?;
+        args.stack.task_model(m, &langs, a.scale, &cfg.freeze_plan(), cfg.seed, compute, &catalog)?;
     let mut r = run_ner(model, &data, &langs, &cfg, compute, !a.json)?;
     r.files.extend(map_files);
     report(a, &r, print_summary)

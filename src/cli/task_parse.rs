@@ -7,11 +7,11 @@ use clap::Args;
 use super::task::{apply_finetune_args, load_catalog, open_model, report, stack_line, training_line, FinetuneArgs};
 use super::task_stack::StackArgs;
 use crossling::data::resolve::DataRoots;
-use crossling::tasks::parse::{Decode, ParseConfig, PARSE_SCALES};
+use crossling::device::{Compute, Precision};
+use crossling::tasks::parse::{Decode, ParseConfig};
 use crossling::tasks::parse_transfer::{
     check_setup, default_langs, eval_treebank, load_parse_data, parse_languages, run_parse, ParseResult,
 };
-use crossling::train::step::{Compute, Precision};
 
 #[derive(Args)]
 pub struct ParseArgs {
@@ -31,8 +31,7 @@ pub struct ParseArgs {
 /// arc / label MLPs 128 / 64; paper: all sentences, 3 epochs, lr 5e-5, MLPs 500 / 100) with the overrides.
 fn config(a: &ParseArgs) -> Result<ParseConfig> {
     let common = &a.common;
-    common.check_scale(&PARSE_SCALES)?;
-    let mut c = ParseConfig::preset(&common.scale)?;
+    let mut c = ParseConfig::at(common.scale);
     apply_finetune_args!(c, common);
     c.include_punct |= a.include_punct;
     if let Some(d) = &a.decode {
@@ -45,7 +44,7 @@ fn config(a: &ParseArgs) -> Result<ParseConfig> {
 /// Runs `task parse`.
 pub fn parse(args: ParseArgs) -> Result<()> {
     let cfg = config(&args)?;
-    args.stack.plan(&args.common.scale, &cfg.freeze_plan())?; // stack options checked before any model is loaded
+    args.stack.plan(args.common.scale, &cfg.freeze_plan())?; // stack options checked before any model is loaded
     let a = &args.common;
     let (compute, catalog) = (Compute::resolve(&a.device, Precision::Auto)?, load_catalog()?);
     let known: Vec<String> = parse_languages().iter().map(|l| l.to_string()).collect();
@@ -63,7 +62,7 @@ pub fn parse(args: ParseArgs) -> Result<()> {
     }
     let data = load_parse_data(&catalog, &DataRoots::from_env(), &langs)?;
     let (model, map_files) =
-        args.stack.task_model(m, &langs, &a.scale, &cfg.freeze_plan(), cfg.seed, compute, &catalog)?;
+        args.stack.task_model(m, &langs, a.scale, &cfg.freeze_plan(), cfg.seed, compute, &catalog)?;
     let mut r = run_parse(model, &data, &langs, &cfg, compute, !a.json)?;
     r.files.extend(map_files);
     report(a, &r, print_summary)

@@ -10,11 +10,11 @@ use clap::Args;
 use crossling::data::evalsets::FilesRead;
 use crossling::data::manifest::Catalog;
 use crossling::data::resolve::DataRoots;
+use crossling::device::Compute;
 use crossling::model::LoadedModel;
 use crossling::tasks::aligned_stack::{build_stack, own_langs, StackPlan};
 use crossling::tasks::backbone::TaskModel;
 use crossling::tasks::finetune::FreezePlan;
-use crossling::train::step::Compute;
 
 #[derive(Args)]
 pub struct StackArgs {
@@ -54,7 +54,7 @@ impl StackArgs {
     }
 
     /// The stack's settings at `scale` (`None` without `--stack-layer`), checked with the task's freezing plan.
-    pub fn plan(&self, scale: &str, freeze: &FreezePlan) -> Result<Option<StackPlan>> {
+    pub fn plan(&self, scale: crossling::Scale, freeze: &FreezePlan) -> Result<Option<StackPlan>> {
         let Some(layer) = self.stack_layer else { return Ok(None) };
         let mut plan = StackPlan::new(layer, scale);
         plan.depth = self.stack_depth;
@@ -70,7 +70,7 @@ impl StackArgs {
         &self,
         main: LoadedModel,
         langs: &[String],
-        scale: &str,
+        scale: crossling::Scale,
         freeze: &FreezePlan,
         seed: u64,
         compute: Compute,

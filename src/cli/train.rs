@@ -20,8 +20,8 @@ pub struct TrainArgs {
     #[arg(long, alias = "pair", default_value = "en-fr")]
     langs: String,
     /// Scale of a preset: smoke, cpu or paper.
-    #[arg(long, default_value = "cpu")]
-    scale: String,
+    #[arg(long, value_enum, default_value_t = crossling::Scale::Cpu)]
+    scale: crossling::Scale,
     /// Output folder (corpora, tokenizer, metrics.jsonl, last/, best/).
     #[arg(long)]
     out: PathBuf,
@@ -33,7 +33,7 @@ pub struct TrainArgs {
 pub fn run(args: TrainArgs) -> Result<()> {
     let cfg = match (&args.config, &args.preset) {
         (Some(path), _) => crossling::train::run::RunConfig::load(path)?,
-        (None, Some(name)) => crossling::train::presets::preset(name, &args.langs, &args.scale)?,
+        (None, Some(name)) => crossling::train::presets::preset(name, &args.langs, args.scale)?,
         (None, None) => bail!("give --config FILE or --preset NAME"),
     };
     let catalog = Catalog::load_default().context("loading data manifests")?;

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::scale::Scale;
 
 /// Which parameters are per language (Wu et al. 2020, §4 "Parameter sharing": *Sep Emb*, *Sep L1-k*).
 ///
@@ -89,39 +90,28 @@ impl Default for ModelConfig {
     }
 }
 
-/// Names accepted by [`ModelConfig::preset`].
-pub const PRESETS: [&str; 3] = ["smoke", "cpu", "paper"];
-
 impl ModelConfig {
-    /// A named preset: `smoke` (2 layers, width 64, 2 heads), `cpu` (4 layers, width 256, 4 heads) or
-    /// `paper` (8 layers, width 768, 12 heads, as in Wu et al. 2020). Shares everything; set
-    /// [`ModelConfig::sharing`] for an ablation.
-    pub fn preset<I, S>(name: &str, vocab_size: usize, languages: I) -> Result<Self>
+    /// The architecture of a scale — the one place it is written: `smoke` 2 layers × 32 wide × 2 heads (tests),
+    /// `cpu` 4 × 128 × 4 (the reference runs on two cores), `paper` 8 × 768 × 12 (Wu, Conneau et al. 2020, §3).
+    /// Shares everything; set [`ModelConfig::sharing`] for an ablation.
+    pub fn at<I, S>(scale: Scale, vocab_size: usize, languages: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        let (layers, hidden, heads) = match name {
-            "smoke" => (2, 64, 2),
-            "cpu" => (4, 256, 4),
-            "paper" => (8, 768, 12),
-            other => {
-                return Err(Error::Invalid(format!(
-                    "unknown model preset '{other}'; known presets: {}",
-                    PRESETS.join(", ")
-                )))
-            }
+        let (layers, hidden, heads) = match scale {
+            Scale::Smoke => (2, 32, 2),
+            Scale::Cpu => (4, 128, 4),
+            Scale::Paper => (8, 768, 12),
         };
-        let cfg = ModelConfig {
+        ModelConfig {
             vocab_size,
             hidden,
             layers,
             heads,
             languages: languages.into_iter().map(Into::into).collect(),
             ..ModelConfig::default()
-        };
-        cfg.validate()?;
-        Ok(cfg)
+        }
     }
 
     /// Width of the feed-forward layer: `ffn`, or `4 * hidden` when unset.
@@ -222,11 +212,14 @@ mod tests {
 
     #[test]
     fn presets_and_defaults() {
-        let c = ModelConfig::preset("smoke", 100, ["en", "fr"]).unwrap();
-        assert_eq!((c.layers, c.hidden, c.heads, c.ffn_dim()), (2, 64, 2, 256));
-        let c = ModelConfig::preset("cpu", 100, Vec::<String>::new()).unwrap();
-        assert_eq!((c.layers, c.hidden, c.heads), (4, 256, 4));
-        let c = ModelConfig::preset("paper", 100, ["en"]).unwrap();
+        let c = ModelConfig::at(Scale::Smoke, 100, ["en", "fr"]);
+        assert_eq!((c.layers, c.hidden, c.heads, c.ffn_dim()), (2, 32, 2, 128));
+        let c = ModelConfig::at(Scale::Cpu, 100, Vec::<String>::new());
+        assert_eq!((c.layers, c.hidden, c.heads), (4, 128, 4));
+        for scale in Scale::ALL {
+            ModelConfig::at(scale, 100, ["en"]).validate().unwrap();
+        }
+        let c = ModelConfig::at(Scale::Paper, 100, ["en"]);
         assert_eq!((c.layers, c.hidden, c.heads, c.max_positions), (8, 768, 12, 512));
         assert!(c.tie_output && c.dropout == 0.1 && c.layer_norm_eps == 1e-12);
         assert!(ModelConfig::default().validate().is_ok());
@@ -234,14 +227,11 @@ mod tests {
 
     #[test]
     fn config_errors_are_clear() {
-        let m = err(ModelConfig::preset("huge", 100, ["en"]));
-        assert!(m.contains("unknown model preset 'huge'") && m.contains("smoke, cpu, paper"), "{m}");
-
         let c = ModelConfig { hidden: 65, heads: 2, ..ModelConfig::default() };
         let m = err(c.validate());
         assert!(m.contains("hidden (65) must be divisible by heads (2)"), "{m}");
 
-        let mut c = ModelConfig::preset("smoke", 10, ["en", "fr"]).unwrap();
+        let mut c = ModelConfig::at(Scale::Smoke, 10, ["en", "fr"]);
         c.sharing.sep_layers = 3;
         let m = err(c.validate());
         assert!(m.contains("sep_layers (3) must not exceed layers (2)"), "{m}");
@@ -260,7 +250,7 @@ mod tests {
 
     #[test]
     fn json_round_trip() {
-        let mut c = ModelConfig::preset("smoke", 50, ["en", "fr"]).unwrap();
+        let mut c = ModelConfig::at(Scale::Smoke, 50, ["en", "fr"]);
         c.sharing = SharingPlan { sep_emb: true, sep_layers: 1 };
         c.ffn = Some(100);
         let back = ModelConfig::from_json(&c.to_json().unwrap()).unwrap();

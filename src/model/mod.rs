@@ -29,7 +29,7 @@ pub mod safetensors_file;
 pub mod sharing;
 pub mod tokenizer;
 
-pub use config::{ModelConfig, SharingPlan, PRESETS};
+pub use config::{ModelConfig, SharingPlan};
 pub use encoder::{Encoder, EncoderOutput};
 pub use heads::{MlmHead, MlmModel, IGNORE_INDEX};
 pub use load::{LoadedModel, ModelKind, ModelSource};

@@ -93,9 +93,9 @@ pub fn build_engine(session: &Session) -> Engine {
 
     let mut env_fns = Module::new();
     let e = session.env.clone();
-    let scale = e.scale.clone();
+    let scale = e.scale.name().to_string();
     env_fns.set_native_fn("scale", move || Ok(scale.clone()));
-    let device = e.device.clone();
+    let device = e.compute.device_name();
     env_fns.set_native_fn("device", move || Ok(device.clone()));
     let figure = e.figure.clone();
     env_fns.set_native_fn("figure", move || Ok(figure.clone()));
@@ -127,9 +127,9 @@ pub fn run_file(session: &Session, path: &Path) -> Result<Dynamic> {
     ast.set_source(path.display().to_string());
     let mut scope = Scope::new();
     let env = &session.env;
-    scope.push_constant("SCALE", env.scale.clone());
+    scope.push_constant("SCALE", env.scale.name().to_string());
     scope.push_constant("SEED", env.seed as i64);
-    scope.push_constant("DEVICE", env.device.clone());
+    scope.push_constant("DEVICE", env.compute.device_name());
     scope.push_constant("FIGURE", env.figure.clone());
     engine.eval_ast_with_scope::<Dynamic>(&mut scope, &ast).map_err(|e| script_error(path, &env.scripts_dir, &e))
 }
@@ -186,9 +186,9 @@ mod tests {
 
     fn session(dir: &Path) -> Session {
         Session::new(ScriptEnv {
-            scale: "smoke".into(),
+            scale: crate::Scale::Smoke,
             seed: 42,
-            device: "cpu".into(),
+            compute: crate::device::Compute::cpu(),
             figure: "demo".into(),
             out_dir: dir.join("out"),
             scripts_dir: dir.to_path_buf(),

@@ -3,20 +3,19 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::device::Compute;
 use crate::error::{Error, Result};
-
-/// The scales of DESIGN.md: `smoke` (tests, seconds), `cpu` (default, 2 cores), `paper` (the studies' shapes).
-pub const SCALES: [&str; 3] = ["smoke", "cpu", "paper"];
+use crate::scale::Scale;
 
 /// Settings of one script run.
 #[derive(Debug, Clone)]
 pub struct ScriptEnv {
-    /// `smoke`, `cpu` or `paper`.
-    pub scale: String,
+    pub scale: Scale,
     /// The seed every random choice derives from.
     pub seed: u64,
-    /// `cpu`, `cuda` or `cuda:N`.
-    pub device: String,
+    /// Device and precision of every model the script trains, fine-tunes or encodes (resolved once, where the
+    /// command started).
+    pub compute: Compute,
     /// The figure id (or the script's file stem for `crossling run`).
     pub figure: String,
     /// The only folder the script's outputs go to.
@@ -34,15 +33,6 @@ pub struct ScriptEnv {
 }
 
 impl ScriptEnv {
-    /// Checks the scale and device names.
-    pub fn validate(&self) -> Result<()> {
-        if !SCALES.contains(&self.scale.as_str()) {
-            return Err(Error::Invalid(format!("unknown scale '{}'; known: {}", self.scale, SCALES.join(", "))));
-        }
-        crate::device::parse_device(&self.device)?;
-        Ok(())
-    }
-
     /// `relative` resolved inside the outputs folder; absolute paths and `..` are refused so that a script writes
     /// only there.
     pub fn output_path(&self, relative: &str) -> Result<PathBuf> {
@@ -83,9 +73,9 @@ mod tests {
 
     fn env() -> ScriptEnv {
         ScriptEnv {
-            scale: "smoke".into(),
+            scale: Scale::Smoke,
             seed: 1,
-            device: "cpu".into(),
+            compute: Compute::cpu(),
             figure: "t".into(),
             out_dir: PathBuf::from("/tmp/out"),
             scripts_dir: PathBuf::from("scripts"),
@@ -103,16 +93,5 @@ mod tests {
         for bad in ["../x", "/etc/passwd", "a/../../x", ""] {
             assert!(e.output_path(bad).unwrap_err().to_string().contains("inside the outputs folder"), "{bad}");
         }
-    }
-
-    #[test]
-    fn scale_and_device_are_checked() {
-        let mut e = env();
-        e.validate().unwrap();
-        e.scale = "huge".into();
-        assert!(e.validate().unwrap_err().to_string().contains("known: smoke, cpu, paper"));
-        let mut e = env();
-        e.device = "tpu".into();
-        assert!(e.validate().is_err());
     }
 }

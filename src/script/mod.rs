@@ -33,7 +33,7 @@ pub mod runner;
 pub(crate) mod testing;
 
 pub use engine::{run_file, Session};
-pub use env::{RunLog, ScriptEnv, SCALES};
+pub use env::{RunLog, ScriptEnv};
 pub use record::{FigureRecord, Provenance};
 
 /// Every namespace module, by name.

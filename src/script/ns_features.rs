@@ -18,7 +18,7 @@ type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
 
 /// Opens the model behind `m` on the session's device.
 pub fn open(session: &Session, m: &ModelRef) -> crate::error::Result<LoadedModel> {
-    let device = crate::device::parse_device(&session.env.device)?;
+    let device = session.env.compute.device;
     match &m.source {
         ModelSource::Random { like, seed } => LoadedModel::open(&like.dir(), device)?.reinitialised(*seed),
         _ => LoadedModel::open(&m.dir(), device),

@@ -163,9 +163,9 @@ mod tests {
     fn values_reach_the_record() {
         let dir = tempfile::tempdir().unwrap();
         let s = Session::new(ScriptEnv {
-            scale: "smoke".into(),
+            scale: crate::Scale::Smoke,
             seed: 1,
-            device: "cpu".into(),
+            compute: crate::device::Compute::cpu(),
             figure: "f".into(),
             out_dir: dir.path().join("out"),
             scripts_dir: dir.path().to_path_buf(),

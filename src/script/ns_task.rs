@@ -47,7 +47,6 @@ use crate::tasks::nli::NliConfig;
 use crate::tasks::nli_transfer::{default_langs, load_nli_data, run_nli, xnli_languages};
 use crate::tasks::parse::ParseConfig;
 use crate::tasks::parse_transfer::{load_parse_data, run_parse};
-use crate::train::step::{Compute, Precision};
 
 type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
 pub(super) type JsonMap = serde_json::Map<String, serde_json::Value>;
@@ -102,7 +101,7 @@ struct StackOptions {
 }
 
 /// Removes the stack options from `opts`: `None` when `stack_layer` is not given (the others are then errors).
-fn stack_options(opts: &mut Map, scale: &str) -> Result<Option<StackOptions>> {
+fn stack_options(opts: &mut Map, scale: crate::Scale) -> Result<Option<StackOptions>> {
     let int = |v: Dynamic, what: &str| -> Result<usize> {
         v.as_int()
             .ok()
@@ -194,7 +193,7 @@ enum Setup {
 /// per language. Results are cached by model weights and resolved settings (`--fresh` recomputes).
 fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrides: &JsonMap) -> Result<GridRun> {
     let mut opts = opts.clone();
-    let stack = stack_options(&mut opts, &session.env.scale)?;
+    let stack = stack_options(&mut opts, session.env.scale)?;
     if stack.is_some() && task == "nli" {
         return Err(Error::Invalid("stack_layer is for the token tasks (ner, parse), not nli".into()));
     }
@@ -209,20 +208,20 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
     let mut cfg_over = base;
     cfg_over.extend(overrides.clone());
     cfg_over.entry("seed").or_insert(serde_json::json!(session.env.seed));
-    let compute = Compute::resolve(&session.env.device, Precision::Auto)?;
+    let compute = session.env.compute;
     let loaded = super::ns_features::open(session, model)?;
     let (catalog, roots) = (&session.data.0, &session.data.1);
-    let scale = &session.env.scale;
+    let scale = session.env.scale;
     let (langs, setup) = match task {
         "nli" => {
-            let cfg = configured(NliConfig::preset(scale)?, &cfg_over)?;
+            let cfg = configured(NliConfig::at(scale), &cfg_over)?;
             let known = xnli_languages(catalog)?;
             let langs = langs.unwrap_or_else(|| default_langs(&loaded, &known));
             crate::tasks::nli_transfer::check_setup(&loaded, &langs, &known, &cfg)?;
             (langs, Setup::Nli(cfg))
         }
         "ner" => {
-            let cfg = configured(NerConfig::preset(scale)?, &cfg_over)?;
+            let cfg = configured(NerConfig::at(scale), &cfg_over)?;
             let known = panx_languages(catalog)?;
             let langs = langs.unwrap_or_else(|| default_langs(&loaded, &known));
             crate::tasks::ner_transfer::check_setup(&loaded, &own(&langs), &known, &cfg)?;
@@ -232,7 +231,7 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
             (langs, Setup::Ner(cfg, train_data.as_deref().unwrap_or("panx").parse()?))
         }
         "parse" => {
-            let cfg = configured(ParseConfig::preset(scale)?, &cfg_over)?;
+            let cfg = configured(ParseConfig::at(scale), &cfg_over)?;
             let langs = langs.unwrap_or_else(|| crate::tasks::parse_transfer::default_langs(&loaded));
             crate::tasks::parse_transfer::check_setup(&loaded, &own(&langs), &cfg)?;
             for t in &targets {
@@ -255,7 +254,7 @@ fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrid
         Setup::Ner(c, source) => (json(c)?, source.name()),
         Setup::Parse(c) => (json(c)?, "panx"),
     };
-    let mut what = serde_json::json!({ "config": cfg_json, "langs": langs, "train_data": train_data, "device": session.env.device });
+    let mut what = serde_json::json!({ "config": cfg_json, "langs": langs, "train_data": train_data, "device": session.env.compute.device_name() });
     if let Some(st) = &stack {
         // Target models enter the key by their weights (opened here only to read the hash).
         let mut shas = std::collections::BTreeMap::new();

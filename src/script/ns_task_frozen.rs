@@ -24,7 +24,6 @@ use crate::tasks::frozen_nli::{Frozen, FrozenNliConfig};
 use crate::tasks::frozen_nli_transfer::{run_frozen_nli, RepresentationInfo};
 use crate::tasks::grid::GridRun;
 use crate::tasks::nli_transfer::{default_langs, load_nli_data, xnli_languages};
-use crate::train::step::{Compute, Precision};
 
 const TASK: &str = "nli_frozen";
 /// Revision of the classifier's implementation in the cache key; bump when it changes what a run computes.
@@ -71,9 +70,9 @@ pub fn run(session: &Session, rep: Dynamic, opts: &Map) -> Result<GridRun> {
         return Err(Error::Invalid("task::frozen_nli trains on MNLI; train_data is not an option".into()));
     }
     over.entry("seed").or_insert(serde_json::json!(session.env.seed));
-    let cfg: FrozenNliConfig = configured(FrozenNliConfig::preset(&session.env.scale)?, &over)?;
+    let cfg: FrozenNliConfig = configured(FrozenNliConfig::at(session.env.scale), &over)?;
     cfg.validate()?;
-    let compute = Compute::resolve(&session.env.device, Precision::Auto)?;
+    let compute = session.env.compute;
     let (frozen, info) = representation(session, rep, compute.device)?;
     let (catalog, roots) = (&session.data.0, &session.data.1);
     let known = xnli_languages(catalog)?;
@@ -96,7 +95,7 @@ pub fn run(session: &Session, rep: Dynamic, opts: &Map) -> Result<GridRun> {
             return Err(Error::Invalid(format!("{} does not read '{l}' (it reads {})", info.name, own.join(", "))));
         }
     }
-    let what = serde_json::json!({ "config": json(&cfg)?, "langs": langs, "device": session.env.device,
+    let what = serde_json::json!({ "config": json(&cfg)?, "langs": langs, "device": session.env.compute.device_name(),
                                    "revision": FROZEN_NLI_REVISION });
     let cache = task_cache_file(session, &info.source, TASK, &what);
     let label = format!("task::frozen_nli on {}", info.name);

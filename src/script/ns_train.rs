@@ -7,6 +7,8 @@
 //! let en = train::model(#{ preset: "mono", langs: "en", steps: 200 });
 //! let rnd = model::random_like(bi);                                 // same shape, random weights (SEED)
 //! let rnd2 = model::random_like(bi, SEED + 1);                      // another draw
+//! let text = train::describe();   // the scale's pre-training in words, for captions
+//! let s = train::settings();      // …and as a map (layers, hidden, heads, vocab, steps, …)
 //! if model::is_given("mbert") { let m = model::given("mbert"); }     // --model mbert=DIR on the command line
 //! ```
 use rhai::{Dynamic, Map, Module, NativeCallContext};
@@ -14,7 +16,9 @@ use serde::Deserialize;
 
 use super::engine::{at, rhai_err, Session};
 use super::handles::{ModelRef, ModelSource};
-use crate::train::presets::preset;
+use crate::device::Compute;
+use crate::scale::Scale;
+use crate::train::presets::{preset_at, Pretraining};
 use crate::train::run::RunConfig;
 use crate::train::zoo::ensure_trained;
 
@@ -45,6 +49,48 @@ pub struct ModelRequest {
     /// Name in logs and provenance (default `PRESET-LANGS`, with `-sN` when `seed` is given).
     #[serde(default)]
     pub name: Option<String>,
+    /// Changes to the scale's settings for this model (the shapes tried by `emergence`).
+    #[serde(default)]
+    pub shape: Option<ShapeChange>,
+    /// Steps after which a copy of the model is kept ([`crate::train::TrainConfig::snapshot_steps`]); read them
+    /// with `train::snapshot(model, step)`.
+    #[serde(default)]
+    pub snapshots: Option<Vec<u64>>,
+}
+
+/// Settings of a scale's [`Pretraining`] that a request may change; absent fields keep the scale's.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShapeChange {
+    pub layers: Option<usize>,
+    pub heads: Option<usize>,
+    pub hidden: Option<usize>,
+    /// Vocabulary of a language pair (one language gets half, as in [`crate::train::presets`]).
+    pub vocab: Option<usize>,
+    pub seq_len: Option<usize>,
+    pub batch: Option<usize>,
+    pub warmup: Option<u64>,
+    /// Peak learning rate.
+    pub lr: Option<f64>,
+    /// Validation (and `last/` checkpoint) interval in steps.
+    pub eval_every: Option<u64>,
+}
+
+impl ShapeChange {
+    /// `sc` with the given fields replaced.
+    pub fn apply(&self, mut sc: Pretraining) -> Pretraining {
+        let pick = |v: Option<usize>, d: usize| v.unwrap_or(d);
+        sc.layers = pick(self.layers, sc.layers);
+        sc.heads = pick(self.heads, sc.heads);
+        sc.hidden = pick(self.hidden, sc.hidden);
+        sc.vocab = pick(self.vocab, sc.vocab);
+        sc.seq_len = pick(self.seq_len, sc.seq_len);
+        sc.batch = pick(self.batch, sc.batch);
+        sc.warmup = self.warmup.unwrap_or(sc.warmup);
+        sc.peak_lr = self.lr.unwrap_or(sc.peak_lr);
+        sc.eval_every = self.eval_every.unwrap_or(sc.eval_every);
+        sc
+    }
 }
 
 impl ModelRequest {
@@ -52,12 +98,23 @@ impl ModelRequest {
         rhai::serde::from_dynamic(&Dynamic::from_map(map)).map_err(|e| rhai_err(format!("model request: {e}")))
     }
 
-    /// The run config at `scale` with `seed`.
-    pub fn run_config(&self, scale: &str, seed: u64) -> crate::error::Result<RunConfig> {
-        let mut cfg = preset(&self.preset, &self.langs, scale)?;
+    /// The run config at `scale` with `seed`, trained on `device` (the script's; see [`crate::train::zoo`] for why
+    /// the device is not part of a model's cache key and its precision is).
+    pub fn run_config(&self, scale: Scale, seed: u64, compute: &Compute) -> crate::error::Result<RunConfig> {
+        let sc = Pretraining::at(scale);
+        let sc = self.shape.as_ref().map_or(sc, |change| change.apply(sc));
+        let mut cfg = preset_at(&self.preset, &self.langs, &sc)?;
         cfg.train.seed = self.seed.unwrap_or(seed);
+        cfg.train.device = compute.device_name();
+        cfg.train.precision = compute.precision();
         if let Some(steps) = self.steps {
             cfg.train.steps = steps;
+        }
+        if let Some(snapshots) = &self.snapshots {
+            let mut steps = snapshots.clone();
+            steps.sort_unstable();
+            steps.dedup();
+            cfg.train.snapshot_steps = steps;
         }
         if let Some(n) = self.max_sentences {
             if n == 0 {
@@ -77,6 +134,7 @@ impl ModelRequest {
             cfg.train.seq_len = w;
         }
         cfg.validate()?;
+        cfg.train.validate()?;
         Ok(cfg)
     }
 
@@ -93,17 +151,26 @@ pub fn train_module(session: &Session) -> Module {
     m.set_native_fn("config", move |ctx: NativeCallContext, req: Map| {
         let f = || -> Res<Dynamic> {
             let req = ModelRequest::from_map(req)?;
-            let cfg = req.run_config(&s.env.scale, s.env.seed).map_err(rhai_err)?;
+            let cfg = req.run_config(s.env.scale, s.env.seed, &s.env.compute).map_err(rhai_err)?;
             rhai::serde::to_dynamic(&cfg)
         };
         f().map_err(|e| at(&ctx, e))
     });
     let s = session.clone();
+    m.set_native_fn("describe", move || Ok(describe(&Pretraining::at(s.env.scale))));
+    let s = session.clone();
+    m.set_native_fn("settings", move || rhai::serde::to_dynamic(Pretraining::at(s.env.scale)));
+    let s = session.clone();
+    m.set_native_fn("snapshot", move |ctx: NativeCallContext, model: ModelRef, step: i64| {
+        snapshot(&s, &model, step).map_err(|e| at(&ctx, e))
+    });
+    m.set_native_fn("curve", move |ctx: NativeCallContext, model: ModelRef| curve(&model).map_err(|e| at(&ctx, e)));
+    let s = session.clone();
     m.set_native_fn("model", move |ctx: NativeCallContext, req: Map| {
         let f = || -> Res<ModelRef> {
             let req = ModelRequest::from_map(req)?;
             let name = req.name();
-            let cfg = req.run_config(&s.env.scale, s.env.seed).map_err(rhai_err)?;
+            let cfg = req.run_config(s.env.scale, s.env.seed, &s.env.compute).map_err(rhai_err)?;
             // The cache folder's label names the effective seed, so a model asked for as `seed: SEED + 1` at seed
             // 0 and as the run's own model at seed 1 is one folder (the key, a hash of the config, agrees too).
             let label = match &req.name {
@@ -134,6 +201,74 @@ pub fn train_module(session: &Session) -> Module {
         f().map_err(|e| at(&ctx, e))
     });
     m
+}
+
+/// A scale's pre-training in words, for captions: "4-layer, 128-wide models (4 heads) pre-trained for 800 steps of
+/// 16 × 128 tokens on up to 20,000 sentences per language".
+pub fn describe(p: &Pretraining) -> String {
+    let thousands = |n: usize| {
+        let s = n.to_string();
+        let mut out = String::new();
+        for (i, c) in s.chars().enumerate() {
+            if i > 0 && (s.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    };
+    format!(
+        "{}-layer, {}-wide models ({} heads) pre-trained for {} steps of {} × {} tokens on up to {} sentences per \
+         language",
+        p.layers,
+        p.hidden,
+        p.heads,
+        thousands(p.steps as usize),
+        p.batch,
+        p.seq_len,
+        thousands(p.max_sentences)
+    )
+}
+
+/// The copy of trained `model` kept after `step` (one of its request's `snapshots`), named `NAME@step`.
+fn snapshot(s: &Session, model: &ModelRef, step: i64) -> Res<ModelRef> {
+    let ModelSource::Cached(cached) = &model.source else {
+        return Err(rhai_err(format!("train::snapshot: '{}' is not a model trained by train::model", model.name)));
+    };
+    let steps = &cached.config.train.snapshot_steps;
+    let step = u64::try_from(step).ok().filter(|s| steps.contains(s)).ok_or_else(|| {
+        rhai_err(format!("train::snapshot: '{}' keeps no snapshot after step {step}; it keeps {steps:?}", model.name))
+    })?;
+    let dir = crate::train::TrainConfig::snapshot_dir(&cached.dir, step);
+    let state = crate::train::checkpoint::read_state(&dir).map_err(rhai_err)?;
+    let name = format!("{}@{step}", model.name);
+    let info = serde_json::json!({ "snapshot_of": model.name, "step": step, "dir": dir.display().to_string(),
+                                    "weights_sha256": state.model_sha256 });
+    s.with_record(|r| r.provenance.models.insert(name.clone(), info));
+    Ok(ModelRef { name, source: ModelSource::Folder(dir) })
+}
+
+/// The validation perplexities of trained `model`, one map `#{ step, tokens, ppl: #{ LANG: … } }` per evaluation,
+/// from its `metrics.jsonl`.
+fn curve(model: &ModelRef) -> Res<rhai::Array> {
+    let ModelSource::Cached(cached) = &model.source else {
+        return Err(rhai_err(format!("train::curve: '{}' is not a model trained by train::model", model.name)));
+    };
+    let path = cached.dir.join("metrics.jsonl");
+    let text = std::fs::read_to_string(&path).map_err(|e| rhai_err(crate::error::Error::io(&path, e)))?;
+    let tokens_per_step = (cached.config.train.batch_size * cached.config.train.seq_len) as i64;
+    let mut out = rhai::Array::new();
+    for (i, line) in text.lines().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| rhai_err(format!("{}:{}: not a JSON object: {e}", path.display(), i + 1)))?;
+        let (Some(step), Some(ppl)) = (v["step"].as_u64(), v.get("valid_ppl")) else { continue };
+        let mut row = Map::new();
+        row.insert("step".into(), Dynamic::from(step as i64));
+        row.insert("tokens".into(), Dynamic::from(step as i64 * tokens_per_step));
+        row.insert("ppl".into(), rhai::serde::to_dynamic(ppl)?);
+        out.push(Dynamic::from_map(row));
+    }
+    Ok(out)
 }
 
 /// A model with the architecture and tokenizer of `like` and weights drawn with `seed`.
@@ -187,6 +322,27 @@ pub fn model_module(session: &Session) -> Module {
 #[cfg(test)]
 mod tests {
     use super::super::testing::{run_text, session};
+
+    #[test]
+    fn the_session_compute_and_scale_reach_the_training_config() {
+        use crate::device::{Compute, Precision};
+        use crate::Scale;
+        let req: super::ModelRequest =
+            serde_json::from_value(serde_json::json!({"preset": "mono", "langs": "en", "shape": {"hidden": 64}}))
+                .unwrap();
+        let cfg = req.run_config(Scale::Cpu, 3, &Compute::cpu()).unwrap();
+        assert_eq!((cfg.train.device.as_str(), cfg.train.precision, cfg.train.seed), ("cpu", Precision::Fp32, 3));
+        assert_eq!((cfg.train.model.layers, cfg.train.model.hidden), (4, 64), "the shape changes the scale's");
+        // A GPU session's compute reaches the config: without a GPU the config says so instead of training elsewhere.
+        let gpu = Compute { device: tch::Device::Cuda(0), bf16: true };
+        if !tch::Cuda::is_available() {
+            let e = req.run_config(Scale::Cpu, 3, &gpu).unwrap_err().to_string();
+            assert!(e.contains("cuda:0"), "{e}");
+        }
+        let text = super::describe(&crate::train::presets::Pretraining::at(Scale::Cpu));
+        assert!(text.starts_with("4-layer, 128-wide models (4 heads) pre-trained for 800 steps of 16 × 128"), "{text}");
+        assert!(text.ends_with("on up to 20,000 sentences per language"), "{text}");
+    }
 
     #[test]
     fn config_model_cache_and_errors() {

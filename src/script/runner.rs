@@ -7,14 +7,17 @@ use super::engine::{run_file, Session};
 use super::env::{RunLog, ScriptEnv};
 use super::provenance::{git_revision, now_utc};
 use super::record::FigureRecord;
+use crate::device::Compute;
 use crate::error::{Error, Result};
+use crate::scale::Scale;
 
 /// How to run a script.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    pub scale: String,
+    pub scale: Scale,
     pub seed: u64,
-    pub device: String,
+    /// Device and precision (resolved from `--device` where the command started).
+    pub compute: Compute,
     /// Retrain / re-extract instead of using cached models and features.
     pub fresh: bool,
     /// The outputs folder (`figures/` for the registry's figures).
@@ -32,11 +35,11 @@ pub struct RunOptions {
 impl RunOptions {
     /// What `crossling figure ID --scale SCALE --out OUT_DIR` runs with: seed 0 on the cpu, cached models, the
     /// project's `scripts/`, no given models (notebooks start from this and change fields).
-    pub fn figure(scale: &str, out_dir: PathBuf) -> Self {
+    pub fn figure(scale: Scale, out_dir: PathBuf) -> Self {
         RunOptions {
-            scale: scale.to_string(),
+            scale,
             seed: 0,
-            device: "cpu".into(),
+            compute: Compute::cpu(),
             fresh: false,
             out_dir,
             scripts_dir: crate::figures::scripts_dir(),
@@ -55,7 +58,7 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     if opts.seeds == 0 {
         return Err(Error::Invalid("--seeds must be at least 1".into()));
     }
-    refuse_other_scale(&opts.out_dir.join(format!("{id}.json")), &opts.scale, opts.force)?;
+    refuse_other_scale(&opts.out_dir.join(format!("{id}.json")), opts.scale, opts.force)?;
     std::fs::create_dir_all(&opts.out_dir).map_err(|e| Error::io(&opts.out_dir, e))?;
     let project = Path::new(env!("CARGO_MANIFEST_DIR"));
     // The revision of the code as the run starts (edits made while it runs do not describe it).
@@ -112,10 +115,10 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     p.revision = revision;
     p.crossling_version = env!("CARGO_PKG_VERSION").to_string();
     p.libtorch = crate::device::torch_info().libtorch_lib.to_string();
-    p.scale = opts.scale.clone();
+    p.scale = opts.scale.name().to_string();
     p.seed = opts.seed;
     p.seeds = seeds;
-    p.device = opts.device.clone();
+    p.device = opts.compute.describe();
     p.script = script.strip_prefix(project).unwrap_or(script).display().to_string();
     p.script_sha256 = crate::data::resolve::hash_file(script, false)?.1;
     p.started_at = started_at;
@@ -128,12 +131,12 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
 
 /// Refuses to replace the record at `path` when it holds another scale than `scale` (unless `force`): the
 /// committed `cpu` records are not to be overwritten by a smoke test run.
-fn refuse_other_scale(path: &Path, scale: &str, force: bool) -> Result<()> {
+fn refuse_other_scale(path: &Path, scale: Scale, force: bool) -> Result<()> {
     if force || !path.is_file() {
         return Ok(());
     }
     let old = FigureRecord::load(path)?;
-    if old.provenance.scale != scale {
+    if old.provenance.scale != scale.name() {
         return Err(Error::Invalid(format!(
             "{} holds a record at scale '{}'; this run is at '{scale}': choose another --out, or pass --force to \
              replace it",
@@ -148,9 +151,9 @@ fn refuse_other_scale(path: &Path, scale: &str, force: bool) -> Result<()> {
 /// and its log lines.
 fn run_once(script: &Path, id: &str, opts: &RunOptions, seed: u64) -> (Result<FigureRecord>, Vec<String>) {
     let env = ScriptEnv {
-        scale: opts.scale.clone(),
+        scale: opts.scale,
         seed,
-        device: opts.device.clone(),
+        compute: opts.compute,
         figure: id.to_string(),
         out_dir: opts.out_dir.clone(),
         scripts_dir: opts.scripts_dir.clone(),
@@ -159,9 +162,6 @@ fn run_once(script: &Path, id: &str, opts: &RunOptions, seed: u64) -> (Result<Fi
         given_models: opts.given_models.clone(),
         log: RunLog::default(),
     };
-    if let Err(e) = env.validate() {
-        return (Err(e), Vec::new());
-    }
     let session = match Session::new(env.clone()) {
         Ok(s) => s,
         Err(e) => return (Err(e), Vec::new()),
@@ -179,20 +179,20 @@ mod tests {
     fn a_record_of_another_scale_is_kept_unless_forced() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("fig7.json");
-        assert!(refuse_other_scale(&path, "smoke", false).is_ok(), "nothing there yet");
+        assert!(refuse_other_scale(&path, Scale::Smoke, false).is_ok(), "nothing there yet");
         let mut rec = FigureRecord { format: super::super::record::RECORD_FORMAT, ..Default::default() };
         rec.provenance.scale = "cpu".into();
         rec.save(&path).unwrap();
-        let e = refuse_other_scale(&path, "smoke", false).unwrap_err().to_string();
+        let e = refuse_other_scale(&path, Scale::Smoke, false).unwrap_err().to_string();
         assert!(e.contains("scale 'cpu'") && e.contains("--force"), "{e}");
-        assert!(refuse_other_scale(&path, "cpu", false).is_ok());
-        assert!(refuse_other_scale(&path, "smoke", true).is_ok());
+        assert!(refuse_other_scale(&path, Scale::Cpu, false).is_ok());
+        assert!(refuse_other_scale(&path, Scale::Smoke, true).is_ok());
     }
 
     #[test]
     fn zero_seeds_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
-        let mut opts = RunOptions::figure("smoke", dir.path().to_path_buf());
+        let mut opts = RunOptions::figure(Scale::Smoke, dir.path().to_path_buf());
         opts.seeds = 0;
         let e = run_script(&dir.path().join("x.rhai"), "x", &opts).unwrap_err().to_string();
         assert!(e.contains("--seeds"), "{e}");

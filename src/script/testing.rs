@@ -15,9 +15,9 @@ pub fn session(dir: &Path) -> Session {
     };
     let catalog = crate::data::manifest::Catalog::load_default().expect("manifests load");
     let env = ScriptEnv {
-        scale: "smoke".into(),
+        scale: crate::Scale::Smoke,
         seed: 42,
-        device: "cpu".into(),
+        compute: crate::device::Compute::cpu(),
         figure: "demo".into(),
         out_dir: dir.join("out"),
         scripts_dir: dir.to_path_buf(),

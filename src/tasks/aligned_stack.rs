@@ -34,8 +34,8 @@ pub struct StackPlan {
 
 impl StackPlan {
     /// The study's 10k XNLI sentences (200 at `smoke`), the default fresh depth and map settings.
-    pub fn new(layer: usize, scale: &str) -> Self {
-        let map_sentences = if scale == "smoke" { 200 } else { 10_000 };
+    pub fn new(layer: usize, scale: crate::Scale) -> Self {
+        let map_sentences = if scale == crate::Scale::Smoke { 200 } else { 10_000 };
         StackPlan { layer, depth: None, map_sentences, map: MapConfig::default() }
     }
 }

@@ -24,11 +24,11 @@ use tch::{nn::VarStore, Device, Tensor};
 
 use super::finetune::{apply_freeze, check_device, check_fit, layer_index, mix, FreezePlan, FreezeReport};
 use super::nli_transfer::{model_languages, ModelInfo, TRAIN_LANG};
+use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::layer::Layer;
 use crate::model::load::LoadedModel;
 use crate::model::{MlmModel, ModelConfig, ModelTokenizer, SharingPlan};
-use crate::train::step::Compute;
 
 /// Parameter-name prefix of the fresh layers of a [`LayerStack`].
 pub const STACK: &str = "stack";

@@ -23,10 +23,10 @@ use serde::{Deserialize, Serialize};
 use tch::nn::VarStore;
 use tch::Tensor;
 
+use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::text::codeswitch::SplitMix64;
 use crate::train::schedule::Adam;
-use crate::train::step::Compute;
 
 /// Purposes of the derived seeds (see [`mix`]).
 pub const SHUFFLE: u64 = 11;

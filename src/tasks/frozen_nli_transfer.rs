@@ -18,9 +18,9 @@ use super::items::ItemScores;
 use super::nli_transfer::{encode_labelled, split_train_dev, LangAccuracy, NliData, TRAIN_LANG};
 use crate::data::evalsets::FilesRead;
 use crate::data::formats::NliExample;
+use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::ModelTokenizer;
-use crate::train::step::Compute;
 
 /// `[CLS] sentence [SEP]` ids of `text`, cut to `max_len` ids (≥ 3) keeping `[SEP]`; also whether it was cut.
 /// A sentence the tokenizer gives no token for reads as `[CLS] [UNK] [SEP]`.

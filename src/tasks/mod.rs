@@ -54,6 +54,19 @@ pub mod symmetrize;
 pub mod word_align;
 pub mod word_inputs;
 
+/// Checks that one seed gives one loss curve and another seed another.
+///
+/// Bits are not compared: with tests running side by side, MKL may give a GEMM fewer threads
+/// (`MKL_DYNAMIC`) and sum in another order, which moves a loss by ~1e-6 (seen in CI).
+#[cfg(test)]
+pub(crate) fn assert_seed_determines_curve(run: impl Fn(u64) -> Vec<f64>) {
+    let gap = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+    let (a, b, other) = (run(1), run(1), run(2));
+    assert_eq!(a.len(), b.len());
+    assert!(gap(&a, &b) < 1e-4, "same seed: {a:?} vs {b:?}");
+    assert!(gap(&a, &other) > 1e-3, "seeds 1 and 2: {a:?} vs {other:?}");
+}
+
 /// A tiny encoder (2 layers × 32, 2 heads, en and fr) for the task heads' tests.
 #[cfg(test)]
 pub(crate) fn tiny_model(

@@ -29,9 +29,9 @@ use crate::data::evalsets::FilesRead;
 use crate::data::formats::{conll2003, panx, TaggedSentence};
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
+use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::LoadedModel;
-use crate::train::step::Compute;
 
 /// Where the English training and selection sentences come from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -30,9 +30,9 @@ use crate::data::evalsets::FilesRead;
 use crate::data::formats::{mnli, xnli, NliExample};
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
+use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::{LoadedModel, ModelTokenizer};
-use crate::train::step::Compute;
 use tch::Tensor;
 
 /// The training (and dev) language.

@@ -40,9 +40,9 @@ use crate::data::evalsets::FilesRead;
 use crate::data::formats::conllu;
 use crate::data::manifest::{Catalog, Manifest};
 use crate::data::resolve::DataRoots;
+use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::{LoadedModel, ModelTokenizer};
-use crate::train::step::Compute;
 
 /// English training treebanks (their `train` files).
 pub const TRAIN_TREEBANKS: [&str; 2] = ["ud-en-lines", "ud-en-partut"];

@@ -21,13 +21,14 @@ use std::time::Instant;
 
 use tch::{nn::VarStore, Device, Kind, Tensor};
 
+use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::{MlmModel, ModelConfig};
 use crate::text::codeswitch::SplitMix64;
 use crate::text::masking::{mask_batch, MaskedBatch, MaskingConfig};
 use crate::text::stream::Batch;
 use crate::train::schedule::Adam;
-use crate::train::step::{Compute, TrainStep};
+use crate::train::step::TrainStep;
 
 /// Training FLOPs of one step (see the module docs).
 pub fn train_flops_per_step(model: &ModelConfig, batch: usize, seq: usize) -> f64 {
@@ -144,7 +145,7 @@ mod tests {
     fn flops_by_hand() {
         // L = 1, d = 2, f = 4, V = 10, batch 1 × seq 3: N = 1·(16 + 16) + 4 + 20 = 56;
         // 6·56·3 + 12·1·3·2·3 = 1008 + 216.
-        let mut m = ModelConfig::preset("smoke", 10, ["en"]).unwrap();
+        let mut m = ModelConfig::at(crate::Scale::Smoke, 10, ["en"]);
         (m.layers, m.hidden, m.heads, m.ffn) = (1, 2, 1, Some(4));
         assert_eq!(train_flops_per_step(&m, 1, 3), 1224.0);
     }

@@ -26,5 +26,5 @@ pub mod zoo;
 
 pub use checkpoint::{TrainerState, FORMAT_VERSION};
 pub use schedule::{Adam, Schedule};
-pub use step::{Compute, Precision, StepOutput, TrainStep};
+pub use step::{StepOutput, TrainStep};
 pub use trainer::{torch_rng_lock, train, TokenInfo, TrainConfig, TrainSummary};

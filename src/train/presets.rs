@@ -28,7 +28,7 @@
 //! Depths scale with the model: the study's `k` of 8 layers becomes `max(1, round(k · L / 8))` of `L` (smoke
 //! L = 2: 1 and 2; cpu L = 4: 2 and 3; paper L = 8: 3 and 6).
 //!
-//! Scales (`SCALE` of DESIGN.md; [`Scale::named`]): `smoke` — 2 layers × 32, 300 sentences, 4 steps: seconds, for
+//! Scales (`SCALE` of DESIGN.md; [`Pretraining::at`]): `smoke` — 2 layers × 32, 300 sentences, 4 steps: seconds, for
 //! tests; `cpu` — 4 layers × 128 × 4 heads, 20k sentences per language, 8k BPE per pair, 800 steps of 16 × 128
 //! tokens (about 2–3 minutes per model on 2 cores, so a figure's whole zoo trains within 30 minutes); `paper` — the
 //! study's architecture (8 layers, 768 wide, 12 heads, 256-token streams) with our step budget (100k steps of
@@ -37,12 +37,14 @@
 //! paper's.
 use crate::error::{Error, Result};
 use crate::model::ModelConfig;
+use crate::scale::Scale;
 use crate::text::corpus::DEFAULT_VALID_PER_MILLE;
 use crate::text::pseudo::{halves, text_language};
 use crate::text::tokenize::{AnchorScheme, TokenizerSpec};
 use crate::train::extra_anchors::CodeSwitchConfig;
 use crate::train::run::{RunConfig, RunCorpus};
 use crate::train::trainer::TrainConfig;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The ablation names, in Table 1 order.
@@ -59,12 +61,12 @@ pub const ABLATIONS: [&str; 10] = [
     "sep-emb-l1-6",
 ];
 
-/// What a scale fixes for every pre-training run.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Scale {
-    /// Model preset (layers and heads; see [`ModelConfig::preset`]).
-    pub model: &'static str,
-    /// Width (overrides the preset's).
+/// What a scale fixes for every pre-training run (a script may change any of it for one model:
+/// [`crate::script::ns_train::ModelRequest`]'s `shape`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Pretraining {
+    pub layers: usize,
+    pub heads: usize,
     pub hidden: usize,
     /// Sentences per language (cap on the corpus).
     pub max_sentences: usize,
@@ -79,31 +81,29 @@ pub struct Scale {
     pub eval_batches: usize,
 }
 
-impl Scale {
-    /// `smoke`, `cpu` or `paper`.
-    pub fn named(scale: &str) -> Result<Scale> {
-        let s =
-            |model, hidden, max_sentences, vocab, seq_len, batch, steps, warmup, peak_lr, eval_every, eval_batches| {
-                Scale {
-                    model,
-                    hidden,
-                    max_sentences,
-                    vocab,
-                    seq_len,
-                    batch,
-                    steps,
-                    warmup,
-                    peak_lr,
-                    eval_every,
-                    eval_batches,
-                }
-            };
-        Ok(match scale {
-            "smoke" => s("smoke", 32, 300, 400, 32, 4, 4, 2, 5e-4, 2, 1),
-            "cpu" => s("cpu", 128, 20_000, 8_000, 128, 16, 800, 80, 1e-3, 200, 10),
-            "paper" => s("paper", 768, 1_000_000, 64_000, 256, 32, 100_000, 10_000, 1e-4, 5_000, 20),
-            other => return Err(Error::Invalid(format!("unknown scale '{other}'; known: smoke, cpu, paper"))),
-        })
+impl Pretraining {
+    /// The settings of `scale`: the architecture of [`ModelConfig::at`], and this module's data and step budgets.
+    pub fn at(scale: Scale) -> Pretraining {
+        let arch = ModelConfig::at(scale, 0, Vec::<String>::new());
+        let s = |max_sentences, vocab, seq_len, batch, steps, warmup, peak_lr, eval_every, eval_batches| Pretraining {
+            layers: arch.layers,
+            heads: arch.heads,
+            hidden: arch.hidden,
+            max_sentences,
+            vocab,
+            seq_len,
+            batch,
+            steps,
+            warmup,
+            peak_lr,
+            eval_every,
+            eval_batches,
+        };
+        match scale {
+            Scale::Smoke => s(300, 400, 32, 4, 4, 2, 5e-4, 2, 1),
+            Scale::Cpu => s(20_000, 8_000, 128, 16, 800, 80, 1e-3, 200, 10),
+            Scale::Paper => s(1_000_000, 64_000, 256, 32, 100_000, 10_000, 1e-4, 5_000, 20),
+        }
     }
 }
 
@@ -172,8 +172,13 @@ pub fn scaled_depth(k: usize, layers: usize) -> usize {
 }
 
 /// The run config of preset `name` (an ablation of [`ABLATIONS`] or one of [`ZOO`]) for `langs` (e.g. `en-fr`) at
-/// `scale` (`smoke`, `cpu`, `paper`).
-pub fn preset(name: &str, langs: &str, scale: &str) -> Result<RunConfig> {
+/// `scale` ([`Scale`]).
+pub fn preset(name: &str, langs: &str, scale: Scale) -> Result<RunConfig> {
+    preset_at(name, langs, &Pretraining::at(scale))
+}
+
+/// The run config of preset `name` for `langs` at the settings `sc` (a named scale, possibly changed).
+pub fn preset_at(name: &str, langs: &str, sc: &Pretraining) -> Result<RunConfig> {
     if !ABLATIONS.contains(&name) && !ZOO.contains(&name) {
         return Err(Error::Invalid(format!(
             "unknown preset '{name}'; known: {}, {}",
@@ -193,15 +198,20 @@ pub fn preset(name: &str, langs: &str, scale: &str) -> Result<RunConfig> {
     if let Some(expected) = wrong_count {
         return Err(Error::Invalid(format!("preset '{name}' needs {expected}; got '{langs}'")));
     }
-    let sc = Scale::named(scale)?;
     // The scale's vocabulary is sized for a pair: half for one language, n/2 pairs' worth (at most 2x) for many.
     let vocab = match n {
         1 => sc.vocab / 2,
         2 => sc.vocab,
         _ => (sc.vocab * n / 2).min(2 * sc.vocab),
     };
-    let mut model = ModelConfig::preset(sc.model, vocab, languages.clone())?;
-    model.hidden = sc.hidden;
+    let mut model = ModelConfig {
+        vocab_size: vocab,
+        hidden: sc.hidden,
+        layers: sc.layers,
+        heads: sc.heads,
+        languages: languages.clone(),
+        ..ModelConfig::default()
+    };
     model.max_positions = model.max_positions.max(sc.seq_len);
     let sep = |k: usize| scaled_depth(k, model.layers);
     (model.sharing.sep_emb, model.sharing.sep_layers) = match ablation {
@@ -267,7 +277,7 @@ mod tests {
 
     #[test]
     fn every_ablation_builds_at_every_scale() {
-        for scale in ["smoke", "cpu", "paper"] {
+        for scale in Scale::ALL {
             for ab in ABLATIONS {
                 let cfg = preset(ab, "en-fr", scale).unwrap();
                 cfg.train.model.validate().unwrap();
@@ -278,20 +288,20 @@ mod tests {
 
     #[test]
     fn ablations_switch_the_right_things() {
-        let d = preset("default", "en-ru", "cpu").unwrap();
+        let d = preset("default", "en-ru", Scale::Cpu).unwrap();
         assert_eq!(d.tokenizer.scheme, AnchorScheme::Joint);
         assert!(!d.train.model.sharing.sep_emb && d.train.model.sharing.sep_layers == 0 && d.codeswitch.is_none());
-        assert_eq!(preset("no-anchors", "en-ru", "cpu").unwrap().tokenizer.scheme, AnchorScheme::NoAnchors);
-        assert_eq!(preset("sep-emb-l1-6", "en-zh", "cpu").unwrap().train.model.sharing.sep_layers, 3);
-        assert_eq!(preset("sep-l1-3", "en-zh", "paper").unwrap().train.model.sharing.sep_layers, 3);
-        assert_eq!(preset("extra-anchors", "en-fr", "smoke").unwrap().codeswitch.unwrap().dictionary, "en-fr");
-        assert_eq!(preset("domain-mismatch", "en-fr", "smoke").unwrap().corpus.datasets["fr"], ["news-mono"]);
-        assert_eq!(preset("default", "en-zh", "smoke").unwrap().corpus.datasets["zh"][0], "novels-zh");
+        assert_eq!(preset("no-anchors", "en-ru", Scale::Cpu).unwrap().tokenizer.scheme, AnchorScheme::NoAnchors);
+        assert_eq!(preset("sep-emb-l1-6", "en-zh", Scale::Cpu).unwrap().train.model.sharing.sep_layers, 3);
+        assert_eq!(preset("sep-l1-3", "en-zh", Scale::Paper).unwrap().train.model.sharing.sep_layers, 3);
+        assert_eq!(preset("extra-anchors", "en-fr", Scale::Smoke).unwrap().codeswitch.unwrap().dictionary, "en-fr");
+        assert_eq!(preset("domain-mismatch", "en-fr", Scale::Smoke).unwrap().corpus.datasets["fr"], ["news-mono"]);
+        assert_eq!(preset("default", "en-zh", Scale::Smoke).unwrap().corpus.datasets["zh"][0], "novels-zh");
     }
 
     #[test]
     fn monolingual_and_multilingual_zoo() {
-        for scale in ["smoke", "cpu", "paper"] {
+        for scale in Scale::ALL {
             for lang in MULTILINGUAL {
                 let m = preset("mono", lang, scale).unwrap();
                 assert_eq!(m.languages, [lang]);
@@ -309,7 +319,7 @@ mod tests {
 
     #[test]
     fn joint_vocabularies_with_chinese_limit_the_alphabet() {
-        let cov = |name: &str, langs: &str| preset(name, langs, "cpu").unwrap().tokenizer.character_coverage;
+        let cov = |name: &str, langs: &str| preset(name, langs, Scale::Cpu).unwrap().tokenizer.character_coverage;
         assert_eq!(cov("default", "en-zh"), Some(RICH_CHARSET_COVERAGE));
         assert_eq!(cov("sep-emb-l1-6", "en-zh"), Some(RICH_CHARSET_COVERAGE));
         assert_eq!(cov("extra-anchors", "en-zh"), Some(CODESWITCHED_RICH_CHARSET_COVERAGE));
@@ -323,7 +333,7 @@ mod tests {
 
     #[test]
     fn english_prime_reads_the_other_half_of_english() {
-        for scale in ["smoke", "cpu"] {
+        for scale in [Scale::Smoke, Scale::Cpu] {
             let cfg = preset("sep-emb", "en-en2", scale).unwrap();
             assert_eq!(cfg.languages, ["en", "en2"]);
             assert!(cfg.train.model.sharing.sep_emb && cfg.train.model.sharing.sep_layers == 0);
@@ -338,34 +348,41 @@ mod tests {
             assert_eq!(RunConfig::from_toml(&toml, std::path::Path::new("run.toml")).unwrap(), cfg);
         }
         let catalog = crate::data::manifest::Catalog::load_default().unwrap();
-        let cfg = preset("mono", "en2", "smoke").unwrap();
+        let cfg = preset("mono", "en2", Scale::Smoke).unwrap();
         let data = crate::train::zoo::run_data_files(&cfg, &catalog).unwrap();
         assert!(!data.is_empty() && data.keys().all(|p| p.starts_with("mono/en/")), "en2 reads the English files");
-        assert!(!serde_json::to_string(&preset("sep-emb", "en-fr", "cpu").unwrap()).unwrap().contains("halves"));
+        assert!(!serde_json::to_string(&preset("sep-emb", "en-fr", Scale::Cpu).unwrap()).unwrap().contains("halves"));
         assert!(parse_languages("2en").is_err() && parse_languages("en-EN2").is_err());
-        let mut bad = preset("sep-emb", "en-en2", "smoke").unwrap();
+        let mut bad = preset("sep-emb", "en-en2", Scale::Smoke).unwrap();
         bad.corpus.halves.get_mut("en2").unwrap().half = 2;
         assert!(bad.validate().unwrap_err().to_string().contains("half 0 or 1"));
     }
 
     /// The model-cache keys of presets whose cpu models are trained and cached (seed 0): a new config field must be
-    /// left out of the serialised config when unset, or every cached model would be retrained.
+    /// left out of the serialised config when unset, or every cached model would be retrained. (Key format v2: the
+    /// device left out, the precision resolved; see [`crate::train::zoo`].)
     #[test]
     fn cache_keys_of_trained_presets_are_unchanged() {
         let catalog = crate::data::manifest::Catalog::load_default().unwrap();
-        for (name, langs, key) in [
-            ("default", "en-fr", "19360d2d7f9f4233"),
-            ("default", "en-de", "5931a2cedbf02e9b"),
-            ("default", "en-ru", "5e0b3cceaea09246"),
-            ("mono", "en", "430c4497df46f634"),
-            ("mono", "fr", "d5a793aa7245771e"),
-            ("mono", "de", "fe8e75705b0783b9"),
-        ] {
-            let mut cfg = preset(name, langs, "cpu").unwrap();
-            cfg.train.seed = 0;
-            let data = crate::train::zoo::run_data_files(&cfg, &catalog).unwrap();
-            assert_eq!(crate::train::zoo::cache_key(&cfg, &data).unwrap(), key, "{name} {langs} cpu seed 0");
-        }
+        let pinned = [
+            ("default", "en-fr", "f0e2c805319e548d"),
+            ("default", "en-de", "23d7253d1714f220"),
+            ("default", "en-ru", "12f37d5204f92235"),
+            ("mono", "en", "57d7817db5d74d89"),
+            ("mono", "fr", "8e79821031c1ddd6"),
+            ("mono", "de", "e8d5a6e628763109"),
+        ];
+        let found: Vec<_> = pinned
+            .iter()
+            .map(|&(name, langs, _)| {
+                let mut cfg = preset(name, langs, Scale::Cpu).unwrap();
+                cfg.train.seed = 0;
+                let data = crate::train::zoo::run_data_files(&cfg, &catalog).unwrap();
+                (name, langs, crate::train::zoo::cache_key(&cfg, &data).unwrap())
+            })
+            .collect();
+        let expected: Vec<_> = pinned.iter().map(|&(n, l, k)| (n, l, k.to_string())).collect();
+        assert_eq!(found, expected, "cpu seed 0");
     }
 
     #[test]
@@ -373,12 +390,11 @@ mod tests {
         assert_eq!([scaled_depth(3, 2), scaled_depth(6, 2)], [1, 2]);
         assert_eq!([scaled_depth(3, 4), scaled_depth(6, 4)], [2, 3]);
         assert_eq!([scaled_depth(3, 8), scaled_depth(6, 8)], [3, 6]);
-        assert!(preset("sep-l1-9", "en-fr", "cpu").unwrap_err().to_string().contains("known: default"));
-        assert!(preset("default", "en-", "cpu").unwrap_err().to_string().contains("e.g. en, en-fr"));
-        assert!(preset("default", "en-en", "cpu").unwrap_err().to_string().contains("distinct"));
-        assert!(preset("sep-emb", "en", "cpu").unwrap_err().to_string().contains("exactly two languages"));
-        assert!(preset("mono", "en-fr", "cpu").unwrap_err().to_string().contains("exactly one language"));
-        assert!(preset("multilingual", "en-fr", "cpu").unwrap_err().to_string().contains("three or more"));
-        assert!(preset("default", "en-fr", "huge").unwrap_err().to_string().contains("unknown scale"));
+        assert!(preset("sep-l1-9", "en-fr", Scale::Cpu).unwrap_err().to_string().contains("known: default"));
+        assert!(preset("default", "en-", Scale::Cpu).unwrap_err().to_string().contains("e.g. en, en-fr"));
+        assert!(preset("default", "en-en", Scale::Cpu).unwrap_err().to_string().contains("distinct"));
+        assert!(preset("sep-emb", "en", Scale::Cpu).unwrap_err().to_string().contains("exactly two languages"));
+        assert!(preset("mono", "en-fr", Scale::Cpu).unwrap_err().to_string().contains("exactly one language"));
+        assert!(preset("multilingual", "en-fr", Scale::Cpu).unwrap_err().to_string().contains("three or more"));
     }
 }

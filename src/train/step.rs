@@ -12,120 +12,15 @@
 //! [`MlmModel::mlm_loss`] (which computes logits everywhere, as Hugging Face `BertForMaskedLM` does); a test
 //! checks the two agree. Labels are checked on the host, so no device synchronisation is needed for that.
 //!
-//! **Devices and precision.** [`Compute`] resolves a device name (`auto` = the first CUDA device when libtorch sees
-//! one, else the CPU; otherwise [`crate::device::parse_device`]) and a [`Precision`]:
-//! - `fp32`: everything in f32;
-//! - `bf16`: the forward pass and the loss run under CUDA autocast with bfloat16 as the lower-precision type
-//!   (matmuls, fused attention and GELU inputs in bf16; autocast keeps softmax/log-softmax, LayerNorm and the
-//!   cross-entropy in f32, and the model casts the logits to f32 before the loss). The backward pass runs outside
-//!   the autocast region as autocast prescribes; parameters, gradients and Adam moments stay f32, and bf16's f32
-//!   exponent range needs no loss scaling. **bf16 is CUDA only**: asking for it on the CPU is an error, because
-//!   libtorch's CPU autocast covers a different op list and is slower than fp32 on most CPUs;
-//! - `auto`: `bf16` on CUDA, `fp32` on the CPU.
 //!
-//! libtorch's CUDA autocast type defaults to fp16 and `tch` 0.26 exposes no setter, so this module declares
-//! `at::autocast::{get,set}_autocast_dtype` from `libtorch_cpu` (exported C++ functions whose two arguments are
-//! `int8_t`-backed enums; the Itanium-mangled names are those of libtorch 2.x) and sets bf16 for the duration of
-//! the forward pass only. A unit test checks the binding by a set/get round trip, which runs without a GPU.
-use serde::{Deserialize, Serialize};
+//! The step runs under a [`Compute`] (device and precision: [`crate::device::compute`]).
 use tch::{Device, Kind, Reduction, Tensor};
 
+use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::{MlmModel, IGNORE_INDEX};
 use crate::text::masking::MaskedBatch;
 use crate::train::schedule::Adam;
-
-/// Arithmetic of the forward pass (see the module docs).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Precision {
-    /// bf16 autocast on CUDA, fp32 on the CPU.
-    #[default]
-    Auto,
-    /// f32 everywhere.
-    Fp32,
-    /// bf16 autocast for the forward pass (CUDA only).
-    Bf16,
-}
-
-impl std::str::FromStr for Precision {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => Ok(Precision::Auto),
-            "fp32" | "f32" => Ok(Precision::Fp32),
-            "bf16" => Ok(Precision::Bf16),
-            other => Err(Error::Invalid(format!("unknown precision '{other}': expected auto, fp32 or bf16"))),
-        }
-    }
-}
-
-/// A device (`auto`, `cpu`, `cuda`, `cuda:N`): `auto` is the first CUDA device when libtorch sees one, else the CPU.
-pub fn resolve_device(name: &str) -> Result<Device> {
-    if name.trim().eq_ignore_ascii_case("auto") {
-        Ok(Device::cuda_if_available())
-    } else {
-        crate::device::parse_device(name)
-    }
-}
-
-/// Where and in which arithmetic training runs: a resolved device and whether the forward pass uses bf16 autocast.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Compute {
-    pub device: Device,
-    /// bf16 autocast around the forward pass (only ever true on CUDA).
-    pub bf16: bool,
-}
-
-impl Compute {
-    /// f32 on the CPU (what the tests use).
-    pub fn cpu() -> Self {
-        Compute { device: Device::Cpu, bf16: false }
-    }
-
-    /// Resolves a device name and a precision; `bf16` on the CPU is an error.
-    pub fn resolve(device: &str, precision: Precision) -> Result<Self> {
-        Self::on(resolve_device(device)?, precision)
-    }
-
-    /// Resolves `precision` for an already chosen device.
-    pub fn on(device: Device, precision: Precision) -> Result<Self> {
-        let cuda = device.is_cuda();
-        let bf16 = match precision {
-            Precision::Auto => cuda,
-            Precision::Fp32 => false,
-            Precision::Bf16 if cuda => true,
-            Precision::Bf16 => {
-                return Err(Error::Invalid(
-                    "precision bf16 needs a CUDA device (bf16 autocast is CUDA only); use fp32 on the CPU".into(),
-                ))
-            }
-        };
-        if bf16 && !autocast::AVAILABLE {
-            return Err(Error::Invalid("bf16 autocast is not available on this platform's libtorch binding".into()));
-        }
-        Ok(Compute { device, bf16 })
-    }
-
-    /// `cpu fp32`, `cuda:0 bf16`, … for logs and reports.
-    pub fn describe(&self) -> String {
-        let dev = match self.device {
-            Device::Cpu => "cpu".to_string(),
-            Device::Cuda(i) => format!("cuda:{i}"),
-            other => format!("{other:?}").to_lowercase(),
-        };
-        format!("{dev} {}", if self.bf16 { "bf16" } else { "fp32" })
-    }
-
-    /// Runs `f` (a forward pass) under this precision: inside bf16 CUDA autocast when `bf16`, else as is.
-    pub fn forward<T>(&self, f: impl FnOnce() -> T) -> T {
-        if self.bf16 {
-            autocast::bf16(f)
-        } else {
-            f()
-        }
-    }
-}
 
 /// What one step reports.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -223,69 +118,6 @@ pub fn masked_lm_loss(
     Ok(logits.to_kind(Kind::Float).cross_entropy_loss::<Tensor>(&targets, None, Reduction::Mean, IGNORE_INDEX, 0.0))
 }
 
-/// bf16 CUDA autocast through libtorch's C++ API (see the module docs).
-mod autocast {
-    /// `c10::DeviceType::CUDA`.
-    #[cfg(unix)]
-    const CUDA: i8 = 1;
-    /// `c10::ScalarType::BFloat16`.
-    #[cfg(unix)]
-    pub(super) const BFLOAT16: i8 = 15;
-
-    #[cfg(unix)]
-    pub(super) const AVAILABLE: bool = true;
-    #[cfg(not(unix))]
-    pub(super) const AVAILABLE: bool = false;
-
-    #[cfg(unix)]
-    extern "C" {
-        /// `void at::autocast::set_autocast_dtype(c10::DeviceType, c10::ScalarType)` (both `int8_t` enums).
-        #[link_name = "_ZN2at8autocast18set_autocast_dtypeEN3c1010DeviceTypeENS1_10ScalarTypeE"]
-        fn set_autocast_dtype(device_type: i8, dtype: i8);
-        /// `c10::ScalarType at::autocast::get_autocast_dtype(c10::DeviceType)`.
-        #[link_name = "_ZN2at8autocast18get_autocast_dtypeEN3c1010DeviceTypeE"]
-        fn get_autocast_dtype(device_type: i8) -> i8;
-    }
-
-    /// The CUDA autocast type of this thread (a `c10::ScalarType` code).
-    #[cfg(unix)]
-    pub(super) fn cuda_dtype() -> i8 {
-        // SAFETY: reads a thread-local array entry; no preconditions, cannot throw.
-        unsafe { get_autocast_dtype(CUDA) }
-    }
-
-    /// Sets this thread's CUDA autocast type.
-    #[cfg(unix)]
-    pub(super) fn set_cuda_dtype(dtype: i8) {
-        // SAFETY: writes a thread-local array entry; any `ScalarType` code is accepted, nothing can throw.
-        unsafe { set_autocast_dtype(CUDA, dtype) }
-    }
-
-    /// Restores the previous CUDA autocast type when dropped (also on unwinding).
-    #[cfg(unix)]
-    struct Restore(i8);
-
-    #[cfg(unix)]
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            set_cuda_dtype(self.0);
-        }
-    }
-
-    /// Runs `f` under CUDA autocast with bfloat16 as the lower-precision type.
-    #[cfg(unix)]
-    pub(super) fn bf16<T>(f: impl FnOnce() -> T) -> T {
-        let _restore = Restore(cuda_dtype());
-        set_cuda_dtype(BFLOAT16);
-        tch::autocast(true, f)
-    }
-
-    #[cfg(not(unix))]
-    pub(super) fn bf16<T>(f: impl FnOnce() -> T) -> T {
-        f() // unreachable: `Compute::on` refuses bf16 where `AVAILABLE` is false
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,35 +188,5 @@ mod tests {
         assert!(masked_lm_loss(&model, &bad, "en", Device::Cpu, false).unwrap_err().to_string().contains("outside"));
         bad.labels.iter_mut().for_each(|l| *l = IGNORE_INDEX);
         assert!(masked_lm_loss(&model, &bad, "en", Device::Cpu, false).is_err());
-    }
-
-    #[test]
-    fn precision_and_device_resolution() {
-        assert_eq!(Compute::resolve("cpu", Precision::Auto).unwrap(), Compute::cpu());
-        assert_eq!(Compute::resolve("cpu", Precision::Fp32).unwrap(), Compute::cpu());
-        let e = Compute::resolve("cpu", Precision::Bf16).unwrap_err().to_string();
-        assert!(e.contains("needs a CUDA device"), "{e}");
-        assert!(Compute::resolve("tpu", Precision::Auto).is_err());
-        let auto = Compute::resolve("auto", Precision::Auto).unwrap();
-        assert_eq!(auto.device, Device::cuda_if_available());
-        assert_eq!(auto.bf16, auto.device.is_cuda());
-        assert_eq!(Compute::cpu().describe(), "cpu fp32");
-        assert_eq!("BF16".parse::<Precision>().unwrap(), Precision::Bf16);
-        assert!("fp16".parse::<Precision>().is_err());
-        let p: Precision = serde_json::from_str("\"fp32\"").unwrap();
-        assert_eq!(p, Precision::Fp32);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn autocast_dtype_binding_round_trips() {
-        // Thread-local state of libtorch; no GPU needed. Half = 5.
-        let before = autocast::cuda_dtype();
-        autocast::set_cuda_dtype(5);
-        assert_eq!(autocast::cuda_dtype(), 5);
-        let inner = autocast::bf16(autocast::cuda_dtype);
-        assert_eq!(inner, autocast::BFLOAT16);
-        assert_eq!(autocast::cuda_dtype(), 5, "restored after the region");
-        autocast::set_cuda_dtype(before);
     }
 }

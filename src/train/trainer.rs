@@ -32,6 +32,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use tch::nn::VarStore;
 
+use crate::device::{Compute, Precision};
 use crate::error::{Error, Result};
 use crate::model::{MlmModel, ModelConfig};
 use crate::text::codeswitch::SplitMix64;
@@ -41,7 +42,7 @@ use crate::text::stream::{StreamBatcher, TokenStream};
 use crate::text::tokenize::{CrossTokenizer, Special, SPECIAL_TOKENS};
 use crate::train::checkpoint::{self, TrainerState, FORMAT_VERSION};
 use crate::train::schedule::{Adam, Schedule};
-use crate::train::step::{eval_loss, Compute, Precision, TrainStep};
+use crate::train::step::{eval_loss, TrainStep};
 
 /// Everything that determines a pre-training run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -75,6 +76,12 @@ pub struct TrainConfig {
     pub device: String,
     /// `auto` (bf16 autocast on CUDA, fp32 on the CPU), `fp32` or `bf16` (CUDA only); see [`crate::train::step`].
     pub precision: Precision,
+    /// Steps after which a copy of the model is kept in `out_dir/step-N/` (and validation perplexity logged), for
+    /// curves over the training budget. The learning-rate schedule does not depend on `steps`, so `step-N/` holds
+    /// the weights that a run of `N` steps ends with. Omitted when empty, so runs without snapshots keep their
+    /// cache keys.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub snapshot_steps: Vec<u64>,
 }
 
 impl Default for TrainConfig {
@@ -96,6 +103,7 @@ impl Default for TrainConfig {
             select_lang: "en".into(),
             device: "auto".into(),
             precision: Precision::Auto,
+            snapshot_steps: Vec::new(),
         }
     }
 }
@@ -129,7 +137,18 @@ impl TrainConfig {
         if self.eval_batches == 0 {
             return Err(Error::Invalid("train config: eval_batches must be at least 1".into()));
         }
+        if let Some(bad) = self.snapshot_steps.iter().find(|&&s| s == 0 || s > self.steps) {
+            return Err(Error::Invalid(format!(
+                "train config: snapshot step {bad} is outside 1..={} (the run's steps)",
+                self.steps
+            )));
+        }
         Ok(())
+    }
+
+    /// The folder of the snapshot after `step` in a run folder (see [`TrainConfig::snapshot_steps`]).
+    pub fn snapshot_dir(out_dir: &Path, step: u64) -> std::path::PathBuf {
+        out_dir.join(format!("step-{step}"))
     }
 }
 
@@ -347,7 +366,8 @@ pub fn train(
         let tps = tokens_per_step / started.elapsed().as_secs_f64().max(1e-9);
         summary.losses.push((t, lang.clone(), loss_v));
         let mut record = serde_json::json!({"step": t, "lang": lang, "loss": loss_v, "lr": lr, "tokens_per_s": tps});
-        let eval_now = (cfg.eval_every > 0 && t.is_multiple_of(cfg.eval_every)) || t == cfg.steps;
+        let snapshot = cfg.snapshot_steps.contains(&t);
+        let eval_now = (cfg.eval_every > 0 && t.is_multiple_of(cfg.eval_every)) || t == cfg.steps || snapshot;
         let mut improved = false;
         if eval_now {
             let mut ppl = BTreeMap::new();
@@ -364,12 +384,16 @@ pub fn train(
             summary.valid_ppl = ppl;
         }
         append_jsonl(&metrics, &record)?;
-        if improved || (cfg.checkpoint_every > 0 && t.is_multiple_of(cfg.checkpoint_every)) || t == cfg.steps {
+        let periodic = (cfg.checkpoint_every > 0 && t.is_multiple_of(cfg.checkpoint_every)) || t == cfg.steps;
+        if improved || periodic || snapshot {
             save_state(&mut state, &batchers);
+            if snapshot {
+                checkpoint::save(&TrainConfig::snapshot_dir(out_dir, t), &vs, &cfg.model, &adam, &state)?;
+            }
             if improved {
                 checkpoint::save(&out_dir.join("best"), &vs, &cfg.model, &adam, &state)?;
             }
-            if (cfg.checkpoint_every > 0 && t.is_multiple_of(cfg.checkpoint_every)) || t == cfg.steps {
+            if periodic {
                 checkpoint::save(&last_dir, &vs, &cfg.model, &adam, &state)?;
             }
         }
@@ -415,7 +439,7 @@ pub(crate) mod tests {
 
     /// A tiny model config (1 layer, width 32) for `vocab` ids.
     pub(crate) fn tiny_model(vocab: usize) -> ModelConfig {
-        let mut m = ModelConfig::preset("smoke", vocab, ["en", "fr"]).unwrap();
+        let mut m = ModelConfig::at(crate::Scale::Smoke, vocab, ["en", "fr"]);
         m.hidden = 32;
         m.layers = 1;
         m.heads = 2;
@@ -488,6 +512,40 @@ pub(crate) mod tests {
         let mut other = s.cfg.clone();
         other.seed = 8;
         assert_ne!(run(&s, &other, "c", false).losses, a.losses);
+    }
+
+    #[test]
+    fn snapshots_hold_the_weights_a_shorter_run_ends_with() {
+        let s = setup();
+        let mut cfg = s.cfg.clone();
+        cfg.snapshot_steps = vec![2, 5];
+        let long = run(&s, &cfg, "long", false);
+        let mut short = s.cfg.clone();
+        short.steps = 2;
+        let short_run = run(&s, &short, "short", false);
+        assert_eq!(short_run.losses[..], long.losses[..2]);
+        let weights = |dir: std::path::PathBuf| {
+            let t = tch::Tensor::read_safetensors(dir.join("model.safetensors")).unwrap();
+            t.into_iter().collect::<BTreeMap<_, _>>()
+        };
+        let (snap, end) = (weights(s.dir.path().join("long/step-2")), weights(s.dir.path().join("short/last")));
+        assert_eq!(snap.keys().collect::<Vec<_>>(), end.keys().collect::<Vec<_>>());
+        for (name, t) in &snap {
+            let gap = (t - &end[name]).abs().max().double_value(&[]);
+            assert!(gap < 1e-5, "{name}: {gap}");
+        }
+        assert!(s.dir.path().join("long/step-5/model.safetensors").is_file());
+        // Snapshot steps are evaluation steps.
+        let log = std::fs::read_to_string(s.dir.path().join("long/metrics.jsonl")).unwrap();
+        let evals: Vec<u64> = log
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v.get("valid_ppl").is_some())
+            .map(|v| v["step"].as_u64().unwrap())
+            .collect();
+        assert_eq!(evals, [2, 3, 5, 6]);
+        cfg.snapshot_steps = vec![7];
+        assert!(cfg.validate().unwrap_err().to_string().contains("snapshot step 7 is outside 1..=6"));
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! weights, so figures that need the same model train it once and an interrupted run resumes.
 //!
 //! `key = sha256(MODEL_CACHE_FORMAT ‖ run config as JSON ‖ sha256 of every data file the run reads)`, first 16
-//! hex digits; the folder is `<root>/<label>-<key>/` with the run's usual layout (`run.toml`, `corpora/`,
+//! hex digits. In the key's copy of the config, `train.device` is left out and `train.precision` is resolved for
+//! that device (`fp32` or `bf16`): where a model trains does not change what it is (beyond floating-point order),
+//! its arithmetic does, so a run on the CPU and one on a GPU in fp32 share a key, and a bf16 run has its own; the folder is `<root>/<label>-<key>/` with the run's usual layout (`run.toml`, `corpora/`,
 //! `tokenizer/`, `last/`, `best/`). The root is `$CROSSLING_MODELS`, else `<user cache>/crossling/models`.
 //!
 //! Processes share the cache: [`ensure_trained`] holds an exclusive advisory lock on `<label>-<key>.lock` beside
@@ -16,11 +18,12 @@ use sha2::{Digest, Sha256};
 
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
+use crate::device::{Compute, Precision};
 use crate::error::{Error, Result};
 use crate::train::run::{run_pretraining, RunConfig};
 
 /// Bumped whenever the model format, the trainer or the corpus builder changes what a config produces.
-pub const MODEL_CACHE_FORMAT: &str = "crossling-model-v1";
+pub const MODEL_CACHE_FORMAT: &str = "crossling-model-v2";
 
 /// The cache root: `$CROSSLING_MODELS`, else `<user cache>/crossling/models`.
 pub fn models_root() -> PathBuf {
@@ -68,11 +71,23 @@ pub fn run_data_files(cfg: &RunConfig, catalog: &Catalog) -> Result<BTreeMap<Str
     Ok(out)
 }
 
-/// The cache key of `cfg` (see the module docs).
+/// The cache key of `cfg` (see the module docs); errors when its device is absent (it could not train there).
 pub fn cache_key(cfg: &RunConfig, data: &BTreeMap<String, String>) -> Result<String> {
+    key_of(cfg, cfg.train.compute()?, data)
+}
+
+/// The key of `cfg` trained with `compute` (its device dropped, its precision resolved).
+fn key_of(cfg: &RunConfig, compute: Compute, data: &BTreeMap<String, String>) -> Result<String> {
+    let json = |e: serde_json::Error| Error::Invalid(format!("run config: {e}"));
+    let mut v = serde_json::to_value(cfg).map_err(json)?;
+    let train =
+        v.get_mut("train").and_then(|t| t.as_object_mut()).ok_or_else(|| Error::Invalid("run config".into()))?;
+    train.remove("device");
+    let precision = if compute.bf16 { Precision::Bf16 } else { Precision::Fp32 };
+    train.insert("precision".into(), serde_json::to_value(precision).map_err(json)?);
     let mut h = Sha256::new();
     h.update(MODEL_CACHE_FORMAT.as_bytes());
-    h.update(serde_json::to_vec(cfg).map_err(|e| Error::Invalid(format!("run config: {e}")))?);
+    h.update(serde_json::to_vec(&v).map_err(json)?);
     for (path, sha) in data {
         h.update(path.as_bytes());
         h.update(sha.as_bytes());
@@ -100,7 +115,11 @@ pub fn ensure_trained(
     if fresh && dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     }
-    let done = crate::train::checkpoint::read_state(&dir.join("last")).is_ok_and(|s| s.step >= cfg.train.steps);
+    let snapshots_kept = cfg.train.snapshot_steps.iter().all(|&step| {
+        crate::train::checkpoint::read_state(&crate::train::TrainConfig::snapshot_dir(&dir, step)).is_ok()
+    });
+    let done = snapshots_kept
+        && crate::train::checkpoint::read_state(&dir.join("last")).is_ok_and(|s| s.step >= cfg.train.steps);
     if !done {
         let resume = dir.join("run.toml").is_file();
         run_pretraining(cfg, catalog, roots, &dir, resume)?;
@@ -138,7 +157,7 @@ mod tests {
     #[test]
     fn keys_change_with_config_and_data() {
         let catalog = Catalog::load_default().unwrap();
-        let a = preset("mono", "en", "smoke").unwrap();
+        let a = preset("mono", "en", crate::Scale::Smoke).unwrap();
         let data = run_data_files(&a, &catalog).unwrap();
         assert!(!data.is_empty() && data.keys().all(|p| p.starts_with("mono/en/")), "{data:?}");
         let k = cache_key(&a, &data).unwrap();
@@ -150,8 +169,26 @@ mod tests {
         let mut d2 = data.clone();
         d2.insert("x".into(), "y".into());
         assert_ne!(k, cache_key(&a, &d2).unwrap());
-        let cs = preset("extra-anchors", "en-fr", "smoke").unwrap();
+        let cs = preset("extra-anchors", "en-fr", crate::Scale::Smoke).unwrap();
         assert!(run_data_files(&cs, &catalog).unwrap().contains_key("dict/muse/en-fr.dict"));
+    }
+
+    #[test]
+    fn the_device_is_not_in_the_key_and_the_precision_is() {
+        let catalog = Catalog::load_default().unwrap();
+        let mut cfg = preset("mono", "en", crate::Scale::Smoke).unwrap();
+        let data = run_data_files(&cfg, &catalog).unwrap();
+        let auto = cache_key(&cfg, &data).unwrap();
+        cfg.train.device = "cpu".into();
+        let cpu = cache_key(&cfg, &data).unwrap();
+        cfg.train.precision = Precision::Fp32;
+        assert_eq!([&cpu, &cache_key(&cfg, &data).unwrap()], [&auto, &auto], "auto resolves to the CPU here, in fp32");
+        // A GPU run's key, computed without a GPU: fp32 there shares the CPU's key, bf16 has its own.
+        let gpu = |bf16| Compute { device: tch::Device::Cuda(0), bf16 };
+        assert_eq!(key_of(&cfg, gpu(false), &data).unwrap(), auto);
+        assert_ne!(key_of(&cfg, gpu(true), &data).unwrap(), auto);
+        cfg.train.device = "tpu".into();
+        assert!(cache_key(&cfg, &data).is_err(), "a device that cannot train has no key");
     }
 
     #[test]

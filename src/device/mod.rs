@@ -5,6 +5,11 @@
 use crate::error::{Error, Result};
 use serde::Serialize;
 
+mod autocast;
+pub mod compute;
+
+pub use compute::{resolve_device, Compute, Precision};
+
 /// Parse a device name (`cpu`, `cuda`, `cuda:N`) and check that it exists.
 pub fn parse_device(name: &str) -> Result<tch::Device> {
     let name = name.trim().to_ascii_lowercase();
