@@ -262,6 +262,7 @@ fn decode_positions(m: &LoadedModel, hidden: &Tensor, keep: &Tensor, lang: &str,
 }
 
 fn check(spec: &MdsSpec, m: &LoadedModel) -> Result<()> {
+    m.require_mlm_head("MDS token translation")?;
     for (what, v) in [("corpus_src", &spec.corpus_src), ("corpus_tgt", &spec.corpus_tgt), ("test_src", &spec.test_src)]
     {
         if v.is_empty() {

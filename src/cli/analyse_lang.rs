@@ -134,6 +134,9 @@ pub fn run(a: LangArgs) -> Result<()> {
         _ => None,
     };
     let has_tests = tests.is_some();
+    if has_tests {
+        m.require_mlm_head("MDS token translation (--test-src)")?; // before the means, not after them
+    }
     let (test_src, test_ref) = tests.unwrap_or_default();
     let spec = MdsSpec {
         src: a.src.clone(),

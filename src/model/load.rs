@@ -1,6 +1,11 @@
 //! Opening any model an analysis can use, for inference: a crossling checkpoint folder (`config.json` +
 //! `model.safetensors`, tokenizer in `./tokenizer/` or the run's `../tokenizer/`), a crossling run folder (its
-//! `best/` checkpoint, else `last/`), or a Hugging Face BERT masked-LM folder ([`crate::model::hf::import`]).
+//! `best/` checkpoint, else `last/`), or a Hugging Face encoder folder ([`crate::model::hf::import`]: BERT,
+//! RoBERTa, XLM-R, DistilBERT, ELECTRA; bare encoder, masked LM, pre-training or task model).
+//!
+//! Every analysis runs on the encoder alone; only decoding with the masked-LM head (MDS token translation) needs
+//! the head, which a Hugging Face checkpoint may lack: [`LoadedModel::has_mlm_head`] tells, and
+//! [`LoadedModel::require_mlm_head`] / [`LoadedModel::logits`] refuse in one line.
 //!
 //! The model is built on the requested device with frozen parameters; [`LoadedModel::hidden_states`] and
 //! [`LoadedModel::logits`] run under `no_grad` with dropout off. [`ModelSource`] records where the weights came
@@ -10,8 +15,8 @@ use std::path::{Path, PathBuf};
 use tch::{nn::VarStore, Device, Tensor};
 
 use super::hf::config::is_hf_config;
-use super::hf::import::import_hf;
-use super::tokenizer::{load_hf_tokenizer, ModelTokenizer};
+use super::hf::import::{build_model, import_hf};
+use super::tokenizer::{load_hf_tokenizer_with, ModelTokenizer};
 use super::{EncoderOutput, MlmModel, ModelConfig};
 use crate::error::{Error, Result};
 use crate::text::tokenize::CrossTokenizer;
@@ -57,7 +62,7 @@ pub struct LoadedModel {
 }
 
 impl LoadedModel {
-    /// Opens a crossling checkpoint, a crossling run folder or a HF BERT folder on `device`.
+    /// Opens a crossling checkpoint, a crossling run folder or a Hugging Face encoder folder on `device`.
     pub fn open(dir: &Path, device: Device) -> Result<LoadedModel> {
         if !dir.is_dir() {
             return Err(Error::Invalid(format!("model folder {} does not exist", dir.display())));
@@ -73,21 +78,22 @@ impl LoadedModel {
             return LoadedModel::open(&checkpoint, device);
         }
         Err(Error::Invalid(format!(
-            "{} is not a model folder: expected config.json (a crossling checkpoint or a Hugging Face BERT folder) \
+            "{} is not a model folder: expected config.json (a crossling checkpoint or a Hugging Face folder) \
              or best/ or last/ (a crossling training run)",
             dir.display()
         )))
     }
 
     /// The same architecture and tokenizer with freshly initialised weights drawn with `seed` (the "Random"
-    /// baseline of Emerging Figure 7: an encoder of the same shape that never saw data).
+    /// baseline of Emerging Figure 7: an encoder of the same shape that never saw data); a model without a
+    /// masked-LM head stays without one.
     pub fn reinitialised(self, seed: u64) -> Result<LoadedModel> {
         let device = self.device();
+        let with_head = self.has_mlm_head();
         let (vs, model) = {
-            let _rng = crate::device::torch_rng_lock();
+            let _rng = crate::device::torch_rng_lock(); // re-entrant: build_model takes it again
             tch::manual_seed(seed as i64);
-            let mut vs = VarStore::new(device);
-            let model = MlmModel::new(&vs.root(), &self.config)?;
+            let (mut vs, model) = build_model(&self.config, device, with_head)?;
             vs.freeze();
             (vs, model)
         };
@@ -101,6 +107,24 @@ impl LoadedModel {
             ..self.source
         };
         Ok(LoadedModel { model, vs, tokenizer: self.tokenizer, config: self.config, source, notes })
+    }
+
+    /// Whether the model has a masked-LM head: always for crossling models; for a Hugging Face checkpoint, when
+    /// it was saved with one (`…ForMaskedLM`, `BertForPreTraining`).
+    pub fn has_mlm_head(&self) -> bool {
+        self.vs.variables().keys().any(|n| n.starts_with("cls.predictions."))
+    }
+
+    /// `Ok` when the model has a masked-LM head, else the one-line error of a command that needs it for `what`.
+    pub fn require_mlm_head(&self, what: &str) -> Result<()> {
+        if self.has_mlm_head() {
+            return Ok(());
+        }
+        Err(Error::Invalid(format!(
+            "{what} needs a masked-LM head, and the model in {} has none (it was saved without one, e.g. as \
+             BertModel or a task model); use a checkpoint saved with its head (…ForMaskedLM)",
+            self.source.path.display()
+        )))
     }
 
     /// The device the parameters live on.
@@ -126,19 +150,20 @@ impl LoadedModel {
     /// # Shapes
     /// `hidden`: `[batch, seq, hidden]` → `[batch, seq, vocab]`
     pub fn logits(&self, hidden: &Tensor, lang: &str) -> Result<Tensor> {
+        self.require_mlm_head("decoding hidden states into tokens")?;
         tch::no_grad(|| self.model.logits(hidden, lang))
     }
 }
 
 fn open_hf(dir: &Path, device: Device) -> Result<LoadedModel> {
     let imp = import_hf(dir, device)?;
-    let tok = load_hf_tokenizer(dir)?;
+    let tok = load_hf_tokenizer_with(dir, &imp.arch.special_names())?;
     let mut notes = imp.notes;
     let n = tok.tokenizer.get_vocab_size(true);
     if n > imp.config.vocab_size {
         notes.push(format!("the tokenizer has {n} tokens but the model only {} ids", imp.config.vocab_size));
     }
-    let weights_sha256 = sha256_file(&imp.weights)?;
+    let weights_sha256 = imp.weights.sha256()?;
     let mut vs = imp.vs;
     vs.freeze();
     Ok(LoadedModel {

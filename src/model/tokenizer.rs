@@ -1,15 +1,18 @@
 //! The tokenizer of a loaded model, whatever its origin: a crossling [`CrossTokenizer`] (Wu, Conneau et al. 2020
-//! §4 vocabulary schemes) or a Hugging Face `tokenizers` tokenizer (BERT WordPiece, Devlin et al. 2019).
+//! §4 vocabulary schemes) or a Hugging Face `tokenizers` tokenizer (BERT WordPiece, Devlin et al. 2019; RoBERTa's
+//! byte-level BPE; XLM-R's SentencePiece Unigram, as `tokenizer.json`).
 //!
 //! Every analysis tokenizes through [`ModelTokenizer::encode_words`], which returns the model input
-//! `[CLS] t_1 … t_n [SEP]` as a [`Tokenized`] (`ids`, and `word_of[i]` = the word subword `i` belongs to, `None`
-//! for the specials) plus the word strings. A *word* is one piece of the BERT pre-tokenizer — text split on
-//! whitespace and around every punctuation character — so `dit-il.` is the words `dit`, `-`, `il`, `.`:
+//! `[CLS] t_1 … t_n [SEP]` (RoBERTa / XLM-R: `<s> … </s>`) as a [`Tokenized`] (`ids`, and `word_of[i]` = the word
+//! subword `i` belongs to, `None` for the specials) plus the word strings. A *word* is one piece of the
+//! tokenizer's pre-tokenizer — for BERT, text split on whitespace and around every punctuation character, so
+//! `dit-il.` is the words `dit`, `-`, `il`, `.`:
 //! * crossling tokenizers: the words of the tokenizer's own pre-tokenization (NFC, lowercase when the tokenizer
 //!   lowercases, then BERT pre-tokenization). Chinese (`zh`) is first segmented with jieba
 //!   ([`segment_zh`]) and re-joined with spaces, because every crossling run trains on segmented Chinese;
 //! * Hugging Face tokenizers: the word indices of the tokenizer's own pre-tokenizer (for BERT, CJK characters
-//!   are single words); no jieba segmentation. Word indices are renumbered densely in order of appearance.
+//!   are single words; for byte-level BPE and Metaspace, a word keeps its leading space marker); no jieba
+//!   segmentation. Word indices are renumbered densely in order of appearance.
 //!
 //! A word's string is the slice of the (segmented, for crossling `zh`) input text it covers, not normalized.
 use std::path::Path;
@@ -224,11 +227,22 @@ impl Default for SpecialNames {
     }
 }
 
-/// Loads the tokenizer of a Hugging Face folder: `tokenizer.json` when present, else a BERT WordPiece tokenizer
-/// from `vocab.txt` (lowercasing and accent stripping from `tokenizer_config.json` `do_lower_case`, default true,
-/// as `transformers.BertTokenizer`). Special token names come from `tokenizer_config.json` /
-/// `special_tokens_map.json` (`cls_token`, …), else the BERT names.
+/// Loads the tokenizer of a Hugging Face folder with BERT's special-token names as defaults
+/// ([`load_hf_tokenizer_with`]).
 pub fn load_hf_tokenizer(dir: &Path) -> Result<HfTokenizer> {
+    load_hf_tokenizer_with(dir, &SpecialNames::default())
+}
+
+/// Loads the tokenizer of a Hugging Face folder: `tokenizer.json` when present (any model the `tokenizers` crate
+/// reads: WordPiece, BPE, Unigram), else a BERT WordPiece tokenizer from `vocab.txt` (lowercasing and accent
+/// stripping from `tokenizer_config.json` `do_lower_case`, default true, as `transformers.BertTokenizer`).
+/// Special token names come from `tokenizer_config.json` / `special_tokens_map.json` (`cls_token`, …), else
+/// `defaults` (the architecture's: `[CLS]`… for BERT, `<s>`… for RoBERTa / XLM-R).
+///
+/// The `tokenizers` crate cannot read SentencePiece model files (`sentencepiece.bpe.model` of XLM-R,
+/// `spiece.model`) nor is a GPT-2-style `vocab.json` + `merges.txt` pair read here: a folder with only those is an
+/// error that names them and says how to write `tokenizer.json` with `transformers`.
+pub fn load_hf_tokenizer_with(dir: &Path, defaults: &SpecialNames) -> Result<HfTokenizer> {
     let config = read_json_if_exists(&dir.join("tokenizer_config.json"))?;
     let map = read_json_if_exists(&dir.join("special_tokens_map.json"))?;
     let name = |key: &str, default: &str| -> String {
@@ -245,7 +259,7 @@ pub fn load_hf_tokenizer(dir: &Path) -> Result<HfTokenizer> {
         }
         default.to_string()
     };
-    let d = SpecialNames::default();
+    let d = defaults;
     let names = SpecialNames {
         pad: name("pad_token", &d.pad),
         unk: name("unk_token", &d.unk),
@@ -271,16 +285,43 @@ pub fn load_hf_tokenizer(dir: &Path) -> Result<HfTokenizer> {
         };
         wordpiece_from_vocab(&vocab, lower, &names)?
     } else {
-        return Err(Error::Invalid(format!(
-            "{}: no tokenizer.json or vocab.txt (a Hugging Face BERT folder needs one of them)",
-            dir.display()
-        )));
+        return Err(missing_tokenizer(dir));
     };
     let dir_err = |e: Error| Error::Invalid(format!("{}: {e}", dir.display()));
     match ModelTokenizer::hugging_face(tokenizer, &names).map_err(dir_err)? {
         ModelTokenizer::HuggingFace(h) => Ok(h),
         ModelTokenizer::Crossling { .. } => Err(Error::Invalid("internal: expected a Hugging Face tokenizer".into())),
     }
+}
+
+/// The error for a folder without a tokenizer crossling reads: what it reads, what was found, and how to convert.
+fn missing_tokenizer(dir: &Path) -> Error {
+    const OTHERS: [&str; 6] = [
+        "sentencepiece.bpe.model",
+        "spiece.model",
+        "tokenizer.model",
+        "sentencepiece.model",
+        "vocab.json",
+        "merges.txt",
+    ];
+    let found: Vec<&str> = OTHERS.into_iter().filter(|f| dir.join(f).is_file()).collect();
+    let spm = found.iter().any(|f| f.ends_with(".model"));
+    let mut msg = format!(
+        "{}: no tokenizer crossling can read: it reads tokenizer.json (WordPiece, BPE or Unigram, through the \
+         tokenizers crate) or a WordPiece vocab.txt, and found {}",
+        dir.display(),
+        if found.is_empty() { "no tokenizer files".to_string() } else { found.join(", ") }
+    );
+    if !found.is_empty() {
+        msg.push_str(&format!(
+            "{}; write tokenizer.json once with transformers: python -c \"from transformers import AutoTokenizer as T; \
+             T.from_pretrained('{d}').save_pretrained('{d}')\"{}",
+            if spm { ", a SentencePiece model, which the tokenizers crate cannot read" } else { "" },
+            if spm { " (transformers needs the sentencepiece package to convert it)" } else { "" },
+            d = dir.display()
+        ));
+    }
+    Error::Invalid(msg)
 }
 
 fn read_json_if_exists(path: &Path) -> Result<Option<serde_json::Value>> {
@@ -465,6 +506,41 @@ mod tests {
         let empty = t.encode_words("", "en").unwrap();
         assert_eq!(empty.tokenized.ids, [2, 3]);
         assert!(empty.words.is_empty());
+    }
+
+    #[test]
+    fn missing_tokenizers_name_what_was_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = load_hf_tokenizer(dir.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("reads tokenizer.json (WordPiece, BPE or Unigram") && e.contains("found no tokenizer files"),
+            "{e}"
+        );
+        assert!(!e.contains("python"), "{e}");
+        std::fs::write(dir.path().join("sentencepiece.bpe.model"), "x").unwrap();
+        let e = load_hf_tokenizer(dir.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("found sentencepiece.bpe.model, a SentencePiece model, which the tokenizers crate cannot read"),
+            "{e}"
+        );
+        assert!(e.contains(".save_pretrained(") && e.contains("sentencepiece package"), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+        std::fs::remove_file(dir.path().join("sentencepiece.bpe.model")).unwrap();
+        std::fs::write(dir.path().join("vocab.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("merges.txt"), "").unwrap();
+        let e = load_hf_tokenizer(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("found vocab.json, merges.txt; write tokenizer.json once with transformers"), "{e}");
+    }
+
+    #[test]
+    fn special_names_default_to_the_architecture() {
+        let vocab = ["<s>", "<pad>", "</s>", "<unk>", "a", "<mask>"];
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("vocab.txt"), vocab.join("\n")).unwrap();
+        assert!(load_hf_tokenizer(dir.path()).unwrap_err().to_string().contains("'[CLS]'"));
+        let roberta = crate::model::hf::Arch::Roberta.special_names();
+        let t = load_hf_tokenizer_with(dir.path(), &roberta).unwrap();
+        assert_eq!(t.specials, SpecialIds { pad: 1, unk: 3, cls: 0, sep: 2, mask: 5 });
     }
 
     #[test]

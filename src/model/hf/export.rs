@@ -9,6 +9,10 @@
 //! the model's global ids, so `AutoTokenizer` produces exactly the ids crossling feeds the model for that
 //! language. (Chinese: crossling segments raw text with jieba first; give the exported tokenizer segmented text.)
 //!
+//! A model read from a Hugging Face checkpoint without a masked-LM head (its `VarStore` holds no `cls.predictions.*`,
+//! see [`super::import`]) is refused. Any architecture that loads exports: RoBERTa and XLM-R as the BERT of the
+//! same function (their position table already starts at crossling's position 0).
+//!
 //! Nothing half-written is left: the folder is assembled under a temporary name beside `out` and renamed.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -46,6 +50,13 @@ pub fn export_hf(
     out: &Path,
 ) -> Result<ExportSummary> {
     let lang = check_lang(cfg, tokenizer, lang)?;
+    if !vs.variables().keys().any(|n| n.starts_with("cls.predictions.")) {
+        return Err(Error::Invalid(
+            "this model has no masked-LM head (it was read from a checkpoint saved without one, e.g. a BertModel); \
+             export writes BertForMaskedLM folders, which need it"
+                .into(),
+        ));
+    }
     if out.exists() {
         return Err(Error::Invalid(format!("{} already exists; remove it or choose another --out", out.display())));
     }
