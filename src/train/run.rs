@@ -23,8 +23,8 @@
 //! `train.model.vocab_size` and `train.model.languages` are filled in from the tokenizer and `languages`.
 //! The output folder holds `run.toml` (the resolved config), `corpora/`, `tokenizer/`, `metrics.jsonl`, `last/`
 //! and `best/`. With `resume`, existing corpora and the tokenizer are reused and training continues from `last/`;
-//! only `train.steps` (to extend a finished run) and `train.device` may differ from the recorded `run.toml`, anything
-//! else is refused.
+//! only `train.steps` (to extend a finished run), `train.snapshot_steps` and `train.device` may differ from the
+//! recorded `run.toml`, anything else is refused.
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
 use crate::error::{Error, Result};
@@ -148,14 +148,20 @@ pub fn run_pretraining(
         toml::to_string_pretty(cfg).map_err(|e| Error::Invalid(format!("cannot serialise the run config: {e}")))?;
     let reuse = match std::fs::read_to_string(&record) {
         Ok(previous) => {
-            // Only the step budget may change between runs in one folder, so a finished run can be extended, and the
-            // device, so a run can continue elsewhere (the model cache's key leaves the device out too).
+            // Only the step budget may change between runs in one folder, so a finished run can be extended or a
+            // running one cut shorter, with the snapshot steps (they do not change the weights), and the device, so a
+            // run can continue elsewhere (the model cache's key leaves the device out too).
             let mut previous = RunConfig::from_toml(&previous, &record)?;
             previous.train.steps = cfg.train.steps;
+            previous.train.snapshot_steps = cfg.train.snapshot_steps.clone();
             previous.train.device = cfg.train.device.clone();
+            // `auto` and the precision it resolves to on this device are the same arithmetic.
+            if previous.train.compute()?.precision() == cfg.train.compute()?.precision() {
+                previous.train.precision = cfg.train.precision;
+            }
             if previous != *cfg {
                 return Err(Error::Invalid(format!(
-                    "{} holds a different run config (only train.steps and train.device may change on resume); \
+                    "{} holds a different run config (only train.steps, train.snapshot_steps and train.device may change on resume); \
                      use a new output folder",
                     record.display()
                 )));
