@@ -1,5 +1,6 @@
 //! Build script: checks that `./setup.sh` has provided libtorch and bakes an rpath to it into every binary
-//! (library tests, integration tests, the CLI), so nothing has to set `LD_LIBRARY_PATH`.
+//! (library tests, integration tests, the CLI), so nothing has to set `LD_LIBRARY_PATH`; and marks the build
+//! `no_data_mirror` when the real-data mirror is absent (see [`data_mirror_cfg`]).
 use std::path::PathBuf;
 
 fn main() {
@@ -24,4 +25,23 @@ fn main() {
     // Keep the path through the .venv/libtorch link, so a rebuilt virtual environment needs no rebuild here.
     println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib.display());
     println!("cargo:rustc-env=CROSSLING_LIBTORCH_LIB={}", lib.display());
+    data_mirror_cfg();
+}
+
+/// Tests that read the real-data mirror (`$CROSSLING_DATA`, else `../shared/data` beside the crate, as
+/// `crate::data::formats::test_mirror` and `tests/common` find it) carry
+/// `#[cfg_attr(no_data_mirror, ignore = "…")]`: where the mirror is absent they are reported as ignored, with the
+/// reason, instead of passing without checking anything.
+fn data_mirror_cfg() {
+    println!("cargo:rustc-check-cfg=cfg(no_data_mirror)");
+    println!("cargo:rerun-if-env-changed=CROSSLING_DATA");
+    let mirror = std::env::var_os("CROSSLING_DATA")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"));
+    let sources = mirror.join("SOURCES.tsv");
+    println!("cargo:rerun-if-changed={}", sources.display());
+    if !sources.is_file() {
+        println!("cargo:rustc-cfg=no_data_mirror");
+    }
 }

@@ -38,8 +38,9 @@ fn scratch_mirror(real: &Path, dir: &Path, files: &[&str]) -> PathBuf {
 }
 
 #[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn wrong_sha256_and_truncated_gzip_fail_verification_naming_the_file() {
-    let Some(real) = mirror() else { return };
+    let real = mirror().expect("the data mirror (without it this test is ignored)");
     let tmp = tempfile::tempdir().unwrap();
     let files = ["parallel/tico19/en-fr.tico19-test.fr.gz", "parallel/tico19/en-fr.tico19-test.en.gz"];
     let m = scratch_mirror(&real, tmp.path(), &files);
@@ -54,8 +55,9 @@ fn wrong_sha256_and_truncated_gzip_fail_verification_naming_the_file() {
 }
 
 #[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn verify_passes_on_the_whole_mirror() {
-    let Some(real) = mirror() else { return };
+    let real = mirror().expect("the data mirror (without it this test is ignored)");
     let tmp = tempfile::tempdir().unwrap();
     let o = crossling(&["data", "verify"], Some(&real), tmp.path());
     let t = text(&o);
@@ -64,8 +66,9 @@ fn verify_passes_on_the_whole_mirror() {
 }
 
 #[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn stats_count_xnli_records_per_language() {
-    let Some(real) = mirror() else { return };
+    let real = mirror().expect("the data mirror (without it this test is ignored)");
     let tmp = tempfile::tempdir().unwrap();
     let o = crossling(&["data", "stats", "xnli", "--json"], Some(&real), tmp.path());
     let t = text(&o);
@@ -79,8 +82,9 @@ fn stats_count_xnli_records_per_language() {
 }
 
 #[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn corpus_builder_caps_splits_and_is_deterministic() {
-    let Some(real) = mirror() else { return };
+    let real = mirror().expect("the data mirror (without it this test is ignored)");
     let tmp = tempfile::tempdir().unwrap();
     let run = |out: &str| {
         let o = crossling(

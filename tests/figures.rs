@@ -38,8 +38,9 @@ fn numbers(v: &serde_json::Value, out: &mut Vec<f64>) {
 }
 
 #[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn every_figure_script_runs_at_smoke_scale_and_re_renders_from_its_json() {
-    let Some(data) = mirror() else { return };
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("figures");
     let scripts = crossling::figures::scripts_dir();
@@ -116,8 +117,9 @@ fn every_figure_script_runs_at_smoke_scale_and_re_renders_from_its_json() {
 }
 
 #[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn fig7_values_are_cka_in_range_with_the_layers_and_pairs() {
-    let Some(data) = mirror() else { return };
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("o");
     let o = crossling(&["figure", "fig7", "--scale", "smoke", "--out", out.to_str().unwrap()], &data, work.path());
@@ -173,8 +175,9 @@ fn fig7_values_are_cka_in_range_with_the_layers_and_pairs() {
 }
 
 #[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn list_unknown_ids_and_script_errors() {
-    let Some(data) = mirror() else { return };
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
     let work = tempfile::tempdir().unwrap();
     let o = crossling(&["figure", "list"], &data, work.path());
     assert!(o.status.success());
@@ -223,8 +226,9 @@ fn list_unknown_ids_and_script_errors() {
 }
 
 #[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn fig5_scores_every_layer_and_stacked_runs_check_their_options() {
-    let Some(data) = mirror() else { return };
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("o");
     let o = crossling(&["figure", "fig5", "--scale", "smoke", "--out", out.to_str().unwrap()], &data, work.path());
@@ -272,8 +276,9 @@ fn fig5_scores_every_layer_and_stacked_runs_check_their_options() {
 }
 
 #[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn seeds_repeat_a_figure_and_combine_its_scores() {
-    let Some(data) = mirror() else { return };
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("o");
     let o = crossling(
@@ -301,8 +306,9 @@ fn seeds_repeat_a_figure_and_combine_its_scores() {
 }
 
 #[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn a_smoke_run_does_not_replace_a_record_of_another_scale() {
-    let Some(data) = mirror() else { return };
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("o");
     std::fs::create_dir_all(&out).unwrap();

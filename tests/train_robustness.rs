@@ -48,8 +48,9 @@ fn train_toml(toml: &str, data: &Path, dir: &Path, name: &str) -> (bool, String,
 }
 
 #[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn bad_input_is_refused_before_training() {
-    let Some(data) = mirror() else { return };
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
     let tmp = tempfile::tempdir().unwrap();
     let cases: [(&str, String, &str); 5] = [
         ("empty", RUN.replace("max_sentences = 300", "max_sentences = 0"), "0 training and 0 validation sentences"),
@@ -67,8 +68,9 @@ fn bad_input_is_refused_before_training() {
 }
 
 #[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn monolingual_and_multilingual_presets_train() {
-    let Some(data) = mirror() else { return };
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("cache");
     for (preset, langs) in [("mono", "zh"), ("multilingual", "en-fr-de-ru-zh")] {
@@ -86,8 +88,9 @@ fn monolingual_and_multilingual_presets_train() {
 }
 
 #[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn every_ablation_of_table_1_trains_at_smoke_scale_with_a_self_contained_checkpoint() {
-    let Some(data) = mirror() else { return };
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("cache");
     for preset in crossling::train::presets::ABLATIONS {
@@ -118,8 +121,9 @@ fn checkpoint_step(dir: &Path) -> Option<u64> {
 }
 
 #[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn kill_9_loses_at_most_one_checkpoint_interval() {
-    let Some(data) = mirror() else { return };
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("cache");
     let (steps, every) = (60u64, 4u64);

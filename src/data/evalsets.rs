@@ -136,9 +136,10 @@ mod tests {
         Some(DataRoots { mirror: Some(mirror), cache: std::env::temp_dir(), allow_download: false, progress: false })
     }
 
+    #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
     #[test]
     fn xnli_is_parallel_and_capped() {
-        let Some(roots) = roots() else { return };
+        let roots = roots().expect("the data mirror (without it this test is ignored)");
         let catalog = Catalog::load_default().unwrap();
         let langs: Vec<String> = ["en", "fr", "zh"].iter().map(|s| s.to_string()).collect();
         let (text, files) = xnli_parallel(&catalog, &roots, &langs, 50).unwrap();
@@ -157,9 +158,10 @@ mod tests {
             .contains("no dev file"));
     }
 
+    #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
     #[test]
     fn tatoeba_pairs() {
-        let Some(roots) = roots() else { return };
+        let roots = roots().expect("the data mirror (without it this test is ignored)");
         let catalog = Catalog::load_default().unwrap();
         let (en, de, files) = tatoeba(&catalog, &roots, "de", 20).unwrap();
         assert_eq!((en.len(), de.len(), files.len()), (20, 20, 2));

@@ -56,10 +56,8 @@ mod tests {
     use super::super::testing::{run_text, session};
 
     #[test]
+    #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
     fn parallel_text_and_provenance() {
-        if crate::data::formats::test_mirror().is_none() {
-            return;
-        }
         let dir = tempfile::tempdir().unwrap();
         let s = session(dir.path());
         let v = run_text(&s, dir.path(), "d.rhai", "let x = data::xnli_parallel([\"en\", \"de\"], 7); let t = data::tatoeba(\"fr\", 3); [x.en.len(), x.de.len(), t.fr.len(), t.en.len()]")

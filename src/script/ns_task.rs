@@ -456,8 +456,9 @@ mod tests {
     /// LAS per language (English included), the MDS accuracies with and without the shift and at each α, and the
     /// frozen-representation accuracy. Read back from the cache, the items are the same.
     #[test]
+    #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
     fn task_items_reproduce_every_reported_score() {
-        let Some(data) = crate::data::formats::test_mirror() else { return };
+        let data = crate::data::formats::test_mirror().expect("the data mirror (without it this test is ignored)");
         let dir = tempfile::tempdir().unwrap();
         let ckpt = checkpoint(dir.path(), &data);
         let mut s = session(dir.path());

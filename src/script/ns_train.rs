@@ -345,10 +345,8 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
     fn config_model_cache_and_errors() {
-        if crate::data::formats::test_mirror().is_none() {
-            return;
-        }
         let dir = tempfile::tempdir().unwrap();
         let s = session(dir.path());
         let v =

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The real-data mirror: `$CROSSLING_DATA`, else `../shared/data` beside the crate; `None` when absent (tests
-/// that need real data then return early).
+/// that need real data are then ignored, with the reason: `no_data_mirror` in build.rs).
 pub fn mirror() -> Option<PathBuf> {
     let p = std::env::var_os("CROSSLING_DATA")
         .filter(|v| !v.is_empty())

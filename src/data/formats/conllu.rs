@@ -305,8 +305,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
     fn real_conllu_counts() {
-        let Some(d) = test_mirror() else { return };
+        let d = test_mirror().expect("the data mirror (without it this test is ignored)");
         let f = d.join("ud/UD_French-GSD/fr_gsd-ud-dev.conllu");
         if !f.is_file() {
             return;

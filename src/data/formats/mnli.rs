@@ -227,8 +227,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
     fn real_mnli_dedup() {
-        let Some(d) = test_mirror() else { return };
+        let d = test_mirror().expect("the data mirror (without it this test is ignored)");
         let dir = d.join("mnli");
         if !dir.is_dir() {
             return;

@@ -162,8 +162,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
     fn real_en_de_split_matches_official_test_words() {
-        let Some(d) = test_mirror() else { return };
+        let d = test_mirror().expect("the data mirror (without it this test is ignored)");
         let full = d.join("dict/muse/en-de.dict");
         if !full.is_file() {
             return;

@@ -75,8 +75,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
     fn real_parallel_counts() {
-        let Some(d) = test_mirror() else { return };
+        let d = test_mirror().expect("the data mirror (without it this test is ignored)");
         let t = d.join("parallel/tatoeba");
         if t.is_dir() {
             let p = read_pairs(&t.join("tatoeba.fra-eng.fra"), &t.join("tatoeba.fra-eng.eng")).unwrap();

@@ -78,8 +78,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
     fn real_xnli_counts() {
-        let Some(d) = test_mirror() else { return };
+        let d = test_mirror().expect("the data mirror (without it this test is ignored)");
         let dev = d.join("xnli/dev-en.tsv");
         if !dev.is_file() {
             return;
