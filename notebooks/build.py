@@ -85,6 +85,13 @@ FIGURES = [
          data="MNLI, XNLI dev; PAN-X; UD LinES, ParTUT, EWT, GSD; 10 ablations x en-fr/ru/zh.",
          cpu_time="about 12 hours of one-thread compute from an empty cache (30 bilingual models, 2.2 h; 90 fine-tunings, 9.7 h), about 6 hours with two processes; seconds from the cache",
          paper="The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`)."),
+    dict(id="emergence", study="crossling", ref="issue 25", title="Emergence curves over the pre-training budget",
+         claim="Not a figure of the studies: how the cross-lingual structure they measure (retrieval with and "
+               "without a map, word translation, CKA, zero-shot NER) grows with the pre-training budget for an "
+               "en-fr bilingual model and two monolingual models, the evidence for choosing the cpu regime.",
+         data="XNLI dev, Tatoeba fr-en, MUSE en-fr, PAN-X en/fr; ELTeC en/fr, 100k sentences each; three models "
+              "with five snapshots each.",
+         cpu_time="9 min 58 s with its models and NER runs cached; the three models about 45 min each on one thread"),
     dict(id="liu-fig1", study="Liu", ref="Figure 1", title="Word retrieval MRR, small data",
          claim="A multilingual BERT against GloVe and word2vec trained on exactly the same (small) data: "
                "cross-lingual word retrieval MRR en->fr/de/ru/zh, with no mapping between languages.",
