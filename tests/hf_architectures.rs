@@ -16,7 +16,6 @@ mod common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crossling::model::LoadedModel;
 use serde::Deserialize;
@@ -39,26 +38,11 @@ const SENTENCES: [(&str, &str); 10] = [
 ];
 
 fn python() -> PathBuf {
-    let py = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    assert!(py.is_file(), "{} is missing: run ./setup.sh to create the venv with transformers", py.display());
-    let ok = Command::new(&py).args(["-c", "import transformers, tokenizers, safetensors, torch"]).status();
-    assert!(
-        ok.is_ok_and(|s| s.success()),
-        "{} cannot import transformers/tokenizers/safetensors/torch: run ./setup.sh",
-        py.display()
-    );
-    py
+    common::reference_python()
 }
 
 fn reference(py: &Path, args: &[&str]) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/hf_arch.py");
-    let out = Command::new(py).arg(&script).args(args).output().expect("run python");
-    assert!(
-        out.status.success(),
-        "hf_arch.py {args:?} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::run_reference(py, "hf_arch.py", args)
 }
 
 /// A folder the reference wrote (`folders.json`).

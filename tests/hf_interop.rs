@@ -7,8 +7,9 @@
 //!   1e-5; AutoTokenizer on the exported tokenizer gives the ids crossling feeds the model.
 //!
 //! Needs `.venv/bin/python` with transformers: the test fails (never skips) without them.
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crossling::model::hf::export_hf;
 use crossling::model::{LoadedModel, MlmModel, ModelConfig, ModelTokenizer, SharingPlan};
@@ -19,26 +20,11 @@ use tch::{nn::VarStore, Device, Kind, Tensor};
 const TOL: f64 = 1e-5;
 
 fn python() -> PathBuf {
-    let py = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
-    assert!(py.is_file(), "{} is missing: run ./setup.sh to create the venv with transformers", py.display());
-    let ok = Command::new(&py).args(["-c", "import transformers, safetensors, torch"]).status();
-    assert!(
-        ok.is_ok_and(|s| s.success()),
-        "{} cannot import transformers/safetensors/torch: run ./setup.sh",
-        py.display()
-    );
-    py
+    common::reference_python()
 }
 
 fn reference(py: &Path, args: &[&str]) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/hf_bert.py");
-    let out = Command::new(py).arg(&script).args(args).output().expect("run python");
-    assert!(
-        out.status.success(),
-        "hf_bert.py {args:?} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::run_reference(py, "hf_bert.py", args)
 }
 
 /// A padded batch of rows of different lengths (ids in `lo..hi`, `[CLS]`=2 first, `[SEP]`=3 last, pad 0).

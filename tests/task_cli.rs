@@ -101,7 +101,7 @@ fn nli_smoke_reports_accuracies_and_refuses_bad_input() {
         (&["--scale", "smoke", "--langs", "de"], "has no language 'de' (its languages: en, fr)"),
         (&["--scale", "smoke", "--langs", "fr,xx"], "no XNLI dev set for language 'xx'"),
         (&["--scale", "smoke", "--langs", "fr,"], "empty language code"),
-        (&["--scale", "huge"], "unknown --scale 'huge'"),
+        (&["--scale", "huge"], "invalid value 'huge' for '--scale <SCALE>'"),
         (&["--scale", "smoke", "--lr", "0"], "lr must be a positive number"),
         (&["--scale", "smoke", "--max-train", "many"], "--max-train: 'many'"),
         (&["--scale", "smoke", "--freeze-layers", "3"], "cannot freeze 3 layers of a 2-layer model"),

@@ -46,3 +46,29 @@ pub fn save_checkpoint(
     cfg.save_json(ckpt.join("config.json")).unwrap();
     ckpt
 }
+
+/// The project's `.venv/bin/python`, checked to import transformers, tokenizers, safetensors and torch (the
+/// reference implementations of tests/reference/); fails with what to run when it cannot.
+pub fn reference_python() -> PathBuf {
+    let py = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    assert!(py.is_file(), "{} is missing: run ./setup.sh to create the venv with transformers", py.display());
+    let ok = Command::new(&py).args(["-c", "import transformers, tokenizers, safetensors, torch"]).status();
+    assert!(
+        ok.is_ok_and(|s| s.success()),
+        "{} cannot import transformers/tokenizers/safetensors/torch: run ./setup.sh",
+        py.display()
+    );
+    py
+}
+
+/// Runs `tests/reference/SCRIPT` with `args` under `py`; fails with its output when it fails.
+pub fn run_reference(py: &Path, script: &str, args: &[&str]) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference").join(script);
+    let out = Command::new(py).arg(&path).args(args).output().expect("run python");
+    assert!(
+        out.status.success(),
+        "{script} {args:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
