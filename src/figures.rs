@@ -23,7 +23,13 @@ pub const FIGURES: &[FigureInfo] = &[
     FigureInfo { id: "fig6", study: "Emerging", title: "Sentence retrieval after Procrustes per layer" },
     FigureInfo { id: "fig7", study: "Emerging", title: "Linear CKA per layer" },
     FigureInfo { id: "table1", study: "Emerging", title: "Ablation results (XNLI, NER, parsing)" },
+    FigureInfo {
+        id: "table1-synthetic",
+        study: "crossling",
+        title: "Table 1's ablations on the synthetic pair en–enx",
+    },
     FigureInfo { id: "emergence", study: "crossling", title: "Emergence curves over the pre-training budget" },
+    FigureInfo { id: "emergence-enx", study: "crossling", title: "Emergence curves of the synthetic pair en–enx" },
     FigureInfo { id: "liu-fig1", study: "Liu", title: "Word retrieval MRR, small data" },
     FigureInfo { id: "liu-fig2", study: "Liu", title: "XNLI, small data" },
     FigureInfo { id: "liu-fig3", study: "Liu", title: "Word retrieval MRR, big data" },

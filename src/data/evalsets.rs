@@ -4,7 +4,9 @@
 //! train / test split (Emerging §5.1, Figure 4).
 use std::collections::{BTreeMap, HashSet};
 
-use crate::data::formats::muse::{layout_for, read as read_muse, split_by_source_rank, Split, MUSE_TEST, MUSE_TRAIN};
+use crate::data::formats::muse::{
+    layout_for, read as read_muse, split_by_source_rank, DictPair, Split, MUSE_TEST, MUSE_TRAIN,
+};
 use crate::data::formats::{parallel, xnli};
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
@@ -15,16 +17,47 @@ pub type FilesRead = Vec<(String, String)>;
 
 /// The MUSE dictionary `pair` (`en-fr`: English → French) split by unique-source-word rank into train [0, 5000) and
 /// test [5000, 6500), as MUSE's `.0-5000.txt` / `.5000-6500.txt` files are.
+///
+/// For a synthetic target (`en-enx`: [`crate::text::pseudo::eval_source`]) the dictionary is the identity of its
+/// source: the source words of MUSE `en-fr`, in their order, each paired with its own rewrite (one translation per
+/// word), split by the same ranks.
 pub fn muse_split(catalog: &Catalog, roots: &DataRoots, pair: &str) -> Result<(Split, FilesRead)> {
+    if let Some((src, tgt)) = pair.split_once('-') {
+        if let Some((source, rewrite)) = crate::text::pseudo::eval_source(tgt).filter(|(s, _)| *s == src) {
+            let (pairs, files) = muse_pairs(catalog, roots, &format!("{source}-fr"))?;
+            let mut seen = HashSet::new();
+            let identity: Vec<DictPair> = pairs
+                .into_iter()
+                .filter(|p| seen.insert(p.src.clone()))
+                .map(|p| DictPair { tgt: rewrite.words(std::slice::from_ref(&p.src)).remove(0), src: p.src })
+                .collect();
+            return Ok((split_by_source_rank(&identity, MUSE_TRAIN, MUSE_TEST), files));
+        }
+    }
+    let (pairs, files) = muse_pairs(catalog, roots, pair)?;
+    Ok((split_by_source_rank(&pairs, MUSE_TRAIN, MUSE_TEST), files))
+}
+
+/// The mirror path of the MUSE file behind `pair` (`en-enx` reads `en-fr`: see [`muse_split`]).
+pub fn muse_path(pair: &str) -> String {
+    let file_pair = match pair.split_once('-') {
+        Some((src, tgt)) if crate::text::pseudo::eval_source(tgt).is_some_and(|(s, _)| s == src) => format!("{src}-fr"),
+        _ => pair.to_string(),
+    };
+    format!("dict/muse/{file_pair}.dict")
+}
+
+/// Every pair of the MUSE dictionary `pair`, in file order.
+fn muse_pairs(catalog: &Catalog, roots: &DataRoots, pair: &str) -> Result<(Vec<DictPair>, FilesRead)> {
     let muse = catalog.get("muse")?;
-    let wanted = format!("dict/muse/{pair}.dict");
+    let wanted = muse_path(pair);
     let file = muse.files.iter().find(|f| f.path == wanted).ok_or_else(|| {
         let known: Vec<&str> = muse.files.iter().map(|f| f.path.as_str()).collect();
         Error::Invalid(format!("no MUSE dictionary '{pair}' (known: {})", known.join(", ")))
     })?;
     let path = roots.resolve(file)?;
     let pairs = read_muse(&path, layout_for(&path))?;
-    Ok((split_by_source_rank(&pairs, MUSE_TRAIN, MUSE_TEST), vec![(file.path.clone(), file.sha256.clone())]))
+    Ok((pairs, vec![(file.path.clone(), file.sha256.clone())]))
 }
 
 /// Tatoeba's three-letter codes for our languages.
@@ -40,7 +73,7 @@ fn tatoeba_code(lang: &str) -> Result<&'static str> {
 
 /// Up to `n` sentences, parallel across `langs`: XNLI dev then test rows, each row's hypothesis and (on its first
 /// occurrence) its premise. Rows whose text is empty in any language are skipped, so index `i` is the same
-/// sentence in every language.
+/// sentence in every language. A synthetic language (`enx`) reads its source's file, rewritten.
 pub fn xnli_parallel(
     catalog: &Catalog,
     roots: &DataRoots,
@@ -56,13 +89,24 @@ pub fn xnli_parallel(
     'splits: for split in ["dev", "test"] {
         let mut rows = Vec::new();
         for lang in langs {
-            let path = format!("xnli/{split}-{lang}.tsv");
+            let (read_lang, rewrite) = match crate::text::pseudo::eval_source(lang) {
+                Some((source, r)) => (source, Some(r)),
+                None => (lang.as_str(), None),
+            };
+            let path = format!("xnli/{split}-{read_lang}.tsv");
             let entry = m.files.iter().find(|f| f.path == path).ok_or_else(|| {
                 Error::Invalid(format!("xnli has no {split} file for '{lang}' (languages: {})", m.languages.join(", ")))
             })?;
             let local = roots.resolve(entry)?;
             files.push((entry.path.clone(), entry.sha256.clone()));
-            rows.push(xnli::read(&local)?);
+            let mut read = xnli::read(&local)?;
+            if let Some(r) = rewrite {
+                for e in &mut read {
+                    e.premise = r.sentence(&e.premise);
+                    e.hypothesis = r.sentence(&e.hypothesis);
+                }
+            }
+            rows.push(read);
         }
         let len = rows[0].len();
         if let Some((i, r)) = rows.iter().enumerate().find(|(_, r)| r.len() != len) {
@@ -152,6 +196,9 @@ mod tests {
         assert_ne!(text["en"][0], text["fr"][0]);
         let (all, _) = xnli_parallel(&catalog, &roots, &langs[..1], 100_000).unwrap();
         assert!(all["en"].len() > 9000, "{}", all["en"].len());
+        let (x, _) = xnli_parallel(&catalog, &roots, &["en".to_string(), "enx".to_string()], 10).unwrap();
+        let rw = crate::text::rewrite::Rewrite::Script;
+        assert_eq!(x["enx"], x["en"].iter().map(|t| rw.sentence(t)).collect::<Vec<_>>());
         assert!(xnli_parallel(&catalog, &roots, &["xx".to_string()], 5)
             .unwrap_err()
             .to_string()
@@ -166,5 +213,21 @@ mod tests {
         let (en, de, files) = tatoeba(&catalog, &roots, "de", 20).unwrap();
         assert_eq!((en.len(), de.len(), files.len()), (20, 20, 2));
         assert!(tatoeba(&catalog, &roots, "en", 5).is_err());
+    }
+
+    #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
+    #[test]
+    fn a_synthetic_target_gets_the_identity_dictionary() {
+        let roots = roots().expect("the data mirror (without it this test is ignored)");
+        let catalog = Catalog::load_default().unwrap();
+        let (fr, _) = muse_split(&catalog, &roots, "en-fr").unwrap();
+        let (x, files) = muse_split(&catalog, &roots, "en-enx").unwrap();
+        assert_eq!(files[0].0, "dict/muse/en-fr.dict");
+        let words = |ps: &[DictPair]| ps.iter().map(|p| p.src.clone()).collect::<std::collections::BTreeSet<_>>();
+        assert_eq!(words(&x.train), words(&fr.train));
+        assert_eq!(words(&x.test), words(&fr.test));
+        assert_eq!(x.test.len(), words(&x.test).len(), "one translation per word");
+        let rw = crate::text::rewrite::Rewrite::Script;
+        assert!(x.test.iter().all(|p| p.tgt == rw.words(std::slice::from_ref(&p.src))[0]));
     }
 }

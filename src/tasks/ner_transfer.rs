@@ -78,9 +78,10 @@ pub struct NerData {
     pub files: FilesRead,
 }
 
-/// The languages the bundle's PAN-X covers.
+/// The languages the bundle's PAN-X covers, and the synthetic languages rewritten from them
+/// ([`crate::text::pseudo::with_synthetic`]).
 pub fn panx_languages(catalog: &Catalog) -> Result<Vec<String>> {
-    Ok(catalog.get("panx")?.languages.clone())
+    Ok(crate::text::pseudo::with_synthetic(catalog.get("panx")?.languages.clone()))
 }
 
 fn read_manifest_file(
@@ -105,7 +106,7 @@ fn read_manifest_file(
 }
 
 /// Reads the English training / dev sentences and the PAN-X dev files of `langs` (English excluded: it comes from
-/// the English dev file).
+/// the English dev file); a synthetic language (`enx`) gets its source's dev file, rewritten.
 pub fn load_ner_data(catalog: &Catalog, roots: &DataRoots, source: NerTrainData, langs: &[String]) -> Result<NerData> {
     let mut files = Vec::new();
     let (train, dev_en) = match source {
@@ -120,8 +121,19 @@ pub fn load_ner_data(catalog: &Catalog, roots: &DataRoots, source: NerTrainData,
     };
     let mut eval = BTreeMap::new();
     for lang in langs.iter().filter(|l| l.as_str() != TRAIN_LANG) {
-        let path = format!("ner/panx/dev-{lang}.tsv");
-        eval.insert(lang.clone(), read_manifest_file(catalog, roots, "panx", &path, &mut files, panx::read)?);
+        // A synthetic language reads its source's dev file, rewritten; `run_ner` scores it on the sentences English
+        // is scored on (those after the ones that select the model).
+        let synthetic = crate::text::pseudo::eval_source(lang);
+        let file_lang = synthetic.map_or(lang.as_str(), |(source, _)| source);
+        let path = format!("ner/panx/dev-{file_lang}.tsv");
+        let mut rows = read_manifest_file(catalog, roots, "panx", &path, &mut files, panx::read)?;
+        if let Some((_, r)) = synthetic {
+            for s in &mut rows {
+                s.tokens = r.words(&s.tokens);
+                s.tags = r.tags(&s.tags);
+            }
+        }
+        eval.insert(lang.clone(), rows);
     }
     Ok(NerData { source, train, dev_en, eval, files })
 }
@@ -252,6 +264,11 @@ pub fn run_ner(
     let mut eval_items = BTreeMap::new();
     for lang in langs {
         let rows = match data.eval.get(lang) {
+            // A synthetic language (`enx`): English's evaluation sentences, rewritten (none of the selection ones).
+            Some(r) if crate::text::pseudo::eval_source(lang).is_some() => {
+                let rest = &r[split.min(r.len())..];
+                &rest[..cap(rest)]
+            }
             Some(r) => &r[..cap(r)],
             None if lang == TRAIN_LANG => {
                 let rest = &data.dev_en[split..];

@@ -51,10 +51,11 @@ pub struct NliData {
 
 /// The languages the bundle's XNLI covers.
 pub fn xnli_languages(catalog: &Catalog) -> Result<Vec<String>> {
-    Ok(catalog.get("xnli")?.languages.clone())
+    Ok(crate::text::pseudo::with_synthetic(catalog.get("xnli")?.languages.clone()))
 }
 
-/// Reads MNLI (all its files, de-duplicated) and the XNLI dev files of `langs`.
+/// Reads MNLI (all its files, de-duplicated) and the XNLI dev files of `langs`; a synthetic language (`enx`) gets its
+/// source's, rewritten.
 pub fn load_nli_data(catalog: &Catalog, roots: &DataRoots, langs: &[String]) -> Result<NliData> {
     let mut files = Vec::new();
     let m = catalog.get("mnli")?;
@@ -73,11 +74,19 @@ pub fn load_nli_data(catalog: &Catalog, roots: &DataRoots, langs: &[String]) -> 
         wanted.push(&en);
     }
     for lang in wanted {
-        let want = format!("xnli/dev-{lang}.tsv");
+        // A synthetic language reads its source's dev file (the sentences English is scored on), rewritten.
+        let synthetic = crate::text::pseudo::eval_source(lang);
+        let want = format!("xnli/dev-{}.tsv", synthetic.map_or(lang.as_str(), |(source, _)| source));
         let entry = x.files.iter().find(|f| f.path == want).ok_or_else(|| unknown_xnli(lang, &x.languages))?;
         let path = roots.resolve(entry)?;
         files.push((entry.path.clone(), entry.sha256.clone()));
-        let rows: Vec<NliExample> = xnli::read(&path)?.into_iter().filter(|e| e.label.is_some()).collect();
+        let mut rows: Vec<NliExample> = xnli::read(&path)?.into_iter().filter(|e| e.label.is_some()).collect();
+        if let Some((_, r)) = synthetic {
+            for e in &mut rows {
+                e.premise = r.sentence(&e.premise);
+                e.hypothesis = r.sentence(&e.hypothesis);
+            }
+        }
         if rows.is_empty() {
             return Err(Error::format_file(&path, "no labelled rows (expected premise<TAB>hypothesis<TAB>label)"));
         }

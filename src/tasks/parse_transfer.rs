@@ -52,13 +52,15 @@ pub const DEV_TREEBANK: &str = "ud-en-ewt";
 pub const EVAL_TREEBANKS: [(&str, &str); 5] =
     [("en", "ud-en-ewt"), ("fr", "ud-fr-gsd"), ("de", "ud-de-gsd"), ("ru", "ud-ru-gsd"), ("zh", "ud-zh-gsdsimp")];
 
-/// The languages parsing can be evaluated on, in [`EVAL_TREEBANKS`] order.
+/// The languages parsing can be evaluated on, in [`EVAL_TREEBANKS`] order, then the synthetic languages rewritten
+/// from them (`enx`: the English test treebank, rewritten).
 pub fn parse_languages() -> Vec<String> {
-    EVAL_TREEBANKS.iter().map(|(l, _)| l.to_string()).collect()
+    crate::text::pseudo::with_synthetic(EVAL_TREEBANKS.iter().map(|(l, _)| l.to_string()).collect())
 }
 
-/// The evaluation treebank id of `lang`.
+/// The evaluation treebank id of `lang` (of its source, for a synthetic language).
 pub fn eval_treebank(lang: &str) -> Result<&'static str> {
+    let lang = crate::text::pseudo::eval_source(lang).map_or(lang, |(source, _)| source);
     EVAL_TREEBANKS.iter().find(|(l, _)| *l == lang).map(|(_, id)| *id).ok_or_else(|| {
         Error::Invalid(format!(
             "no parsing test treebank for language '{lang}' (available: {})",
@@ -153,7 +155,16 @@ pub fn load_parse_data(catalog: &Catalog, roots: &DataRoots, langs: &[String]) -
     let dev = read_split(catalog, roots, DEV_TREEBANK, "dev", &mut files)?;
     let mut eval = BTreeMap::new();
     for lang in langs {
-        eval.insert(lang.clone(), read_split(catalog, roots, eval_treebank(lang)?, "test", &mut files)?);
+        let mut bank = read_split(catalog, roots, eval_treebank(lang)?, "test", &mut files)?;
+        if let Some((_, r)) = crate::text::pseudo::eval_source(lang) {
+            for s in &mut bank.sentences {
+                s.words = r.words(&s.words);
+                s.upos = r.order(&s.upos);
+                s.gold.heads = r.heads(&s.gold.heads);
+                s.gold.labels = r.order(&s.gold.labels);
+            }
+        }
+        eval.insert(lang.clone(), bank);
     }
     Ok(ParseData { train, dev, eval, files })
 }

@@ -19,7 +19,8 @@
 //! * **Halves** (pseudo-languages, [`crate::text::pseudo`]): with `half`, the builder reads the files of `half.lang`
 //!   (sentence splitting and segmentation follow that language) and keeps only the documents `d` with
 //!   top bit of `h(HALF_SALT, id(d))` = `half.half` ([`document_half`]), whatever the seed; the output files are still
-//!   named after `lang`.
+//!   named after `lang`. A half with a `rewrite` (synthetic languages) writes every kept sentence rewritten
+//!   ([`crate::text::rewrite`]); the de-duplication still compares the source's sentences.
 //! * **Atomic**: everything is written to `*.tmp` files and renamed at the end; an error leaves no output.
 use crate::data::documents::{file_documents, file_lang, is_running_text, paragraphs_are_sentences};
 use crate::data::manifest::Catalog;
@@ -78,6 +79,9 @@ pub struct DocumentHalf {
     pub lang: String,
     /// 0 or 1.
     pub half: u8,
+    /// A synthetic language's rewrite of every sentence ([`crate::text::rewrite`]); omitted from the JSON when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewrite: Option<crate::text::rewrite::Rewrite>,
 }
 
 /// Salt of the document halves: fixed, so the halves are the same for every seed and every run.
@@ -283,6 +287,10 @@ pub fn build_corpus(catalog: &Catalog, roots: &DataRoots, spec: &CorpusSpec, out
                             } else {
                                 sentence
                             };
+                            let line = match spec.half.as_ref().and_then(|h| h.rewrite) {
+                                Some(r) => r.sentence(&line),
+                                None => line,
+                            };
                             side.push(&line)?;
                             if side.full() {
                                 continue 'block;
@@ -369,7 +377,7 @@ mod tests {
         for (lang, half) in [("en", 0u8), ("en2", 1u8)] {
             let spec = CorpusSpec {
                 max_sentences: Some(400),
-                half: Some(DocumentHalf { lang: "en".into(), half }),
+                half: Some(DocumentHalf { lang: "en".into(), half, rewrite: None }),
                 ..CorpusSpec::new(lang, &["eltec-en"])
             };
             let summary = build_corpus(&catalog, &roots, &spec, dir.path()).unwrap();
@@ -380,8 +388,21 @@ mod tests {
         }
         assert!(sides[0].len() > 50 && sides[1].len() > 50);
         assert!(sides[0].is_disjoint(&sides[1]), "the halves share sentences");
+        // The synthetic enx reads en2's half and writes each of its lines rewritten.
+        let en2 = std::fs::read_to_string(dir.path().join("en2.train.txt")).unwrap();
+        let rewrite = crate::text::rewrite::Rewrite::Script;
+        let spec = CorpusSpec {
+            max_sentences: Some(400),
+            half: Some(DocumentHalf { lang: "en".into(), half: 1, rewrite: Some(rewrite) }),
+            ..CorpusSpec::new("enx", &["eltec-en"])
+        };
+        let enx =
+            std::fs::read_to_string(build_corpus(&catalog, &roots, &spec, dir.path()).unwrap().train_path).unwrap();
+        let expected: Vec<String> = en2.lines().map(|l| rewrite.sentence(l)).collect();
+        assert_eq!(enx.lines().collect::<Vec<_>>(), expected);
+        assert!(serde_json::to_string(&spec).unwrap().contains(r#""rewrite":"script""#));
         let bad = CorpusSpec {
-            half: Some(DocumentHalf { lang: "en".into(), half: 2 }),
+            half: Some(DocumentHalf { lang: "en".into(), half: 2, rewrite: None }),
             ..CorpusSpec::new("en2", &["eltec-en"])
         };
         assert!(build_corpus(&catalog, &roots, &bad, dir.path()).unwrap_err().to_string().contains("0 or 1"));

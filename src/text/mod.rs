@@ -6,6 +6,7 @@ pub mod codeswitch;
 pub mod corpus;
 pub mod masking;
 pub mod pseudo;
+pub mod rewrite;
 pub mod sampling;
 pub mod segment;
 pub mod sentences;

@@ -358,6 +358,28 @@ mod tests {
         assert!(bad.validate().unwrap_err().to_string().contains("half 0 or 1"));
     }
 
+    #[test]
+    fn the_synthetic_pair_reads_english_halves_and_rewrites_one() {
+        let catalog = crate::data::manifest::Catalog::load_default().unwrap();
+        for ab in ABLATIONS {
+            for x in ["enx", "enxrev"] {
+                let cfg = preset(ab, &format!("en-{x}"), Scale::Smoke).unwrap();
+                assert_eq!((cfg.corpus.halves["en"].half, cfg.corpus.halves[x].half), (0, 1), "{ab} {x}");
+                assert_eq!(cfg.corpus.halves["en"].rewrite, None);
+                assert!(cfg.corpus.halves[x].rewrite.is_some());
+                let data = crate::train::zoo::run_data_files(&cfg, &catalog).unwrap();
+                let english =
+                    |p: &str| p.starts_with("mono/en/") || p.ends_with(".en.gz") || p == "dict/muse/en-fr.dict";
+                assert!(data.keys().all(|p| english(p)), "{ab} {x}: {data:?}");
+            }
+        }
+        let extra = preset("extra-anchors", "en-enx", Scale::Smoke).unwrap();
+        let data = crate::train::zoo::run_data_files(&extra, &catalog).unwrap();
+        assert!(data.contains_key("dict/muse/en-fr.dict"), "the identity dictionary is read from en-fr");
+        let json = serde_json::to_string(&preset("default", "en-enxrev", Scale::Cpu).unwrap()).unwrap();
+        assert!(json.contains(r#""enxrev":{"lang":"en","half":1,"rewrite":"script-reversed"}"#), "{json}");
+    }
+
     /// The model-cache keys of presets whose cpu models are trained and cached (seed 0): a new config field must be
     /// left out of the serialised config when unset, or every cached model would be retrained. (Key format v2: the
     /// device left out, the precision resolved; see [`crate::train::zoo`].)
