@@ -85,6 +85,13 @@ FIGURES = [
          data="MNLI, XNLI dev; PAN-X; UD LinES, ParTUT, EWT, GSD; 10 ablations x en-fr/ru/zh.",
          cpu_time="about 12 hours of one-thread compute from an empty cache (30 bilingual models, 2.2 h; 90 fine-tunings, 9.7 h), about 6 hours with two processes; seconds from the cache",
          paper="The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`)."),
+    dict(id="table1-synthetic", study="crossling", ref="issue 25", title="Table 1's ablations on the synthetic pair en–enx",
+         claim="Emerging Table 1's ten ablations on en–enx, where no subword is shared, plus Default on the "
+               "word-order-reversed control enxrev: zero-shot XNLI / NER / parsing beside the same model's English "
+               "score on the same sentences, testing the mechanism claims free of real-language confounds.",
+         data="MNLI, XNLI dev; PAN-X English; UD LinES, ParTUT, EWT; 11 bilingual models over English halves.",
+         cpu_time="not yet run at cpu (about 11 models and 33 fine-tunings)",
+         paper="The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`)."),
     dict(id="emergence", study="crossling", ref="issue 25", title="Emergence curves over the pre-training budget",
          claim="Not a figure of the studies: how the cross-lingual structure they measure (retrieval with and "
                "without a map, word translation, CKA, zero-shot NER) grows with the pre-training budget for an "
@@ -92,6 +99,14 @@ FIGURES = [
          data="XNLI dev, Tatoeba fr-en, MUSE en-fr, PAN-X en/fr; ELTeC en/fr, 100k sentences each; three models "
               "with five snapshots each.",
          cpu_time="9 min 58 s with its models and NER runs cached; the three models about 45 min each on one thread"),
+    dict(id="emergence-enx", study="crossling", ref="issue 25", title="Emergence curves of the synthetic pair en–enx",
+         claim="Not a figure of the studies: the emergence curves of a controlled pair, English and enx (English "
+               "rewritten into an unused script, read from the other half of the English novels: no shared subword), "
+               "with enxrev (enx with every sentence's word order reversed) as the negative control: retrieval, word "
+               "translation with the identity dictionary, CKA and zero-shot NER over the pre-training budget.",
+         data="XNLI dev + test (English, rewritten), MUSE en words, PAN-X English (rewritten); ELTeC English, "
+              "two halves of 100k sentences; two models with five snapshots each.",
+         cpu_time="see the README (Emergence); the two models about 60 min each on one thread beside other work"),
     dict(id="liu-fig1", study="Liu", ref="Figure 1", title="Word retrieval MRR, small data",
          claim="A multilingual BERT against GloVe and word2vec trained on exactly the same (small) data: "
                "cross-lingual word retrieval MRR en->fr/de/ru/zh, with no mapping between languages.",
@@ -326,6 +341,7 @@ def index_notebook(made, missing):
 
     emerging = "\n".join(row(f) for f in FIGURES if f["study"] == "Emerging")
     liu = "\n".join(row(f) for f in FIGURES if f["study"] == "Liu")
+    own = "\n".join(row(f) for f in FIGURES if f["study"] == "crossling")
     head = "| notebook | in the paper | what | time at `cpu` |\n|---|---|---|---|\n"
     cells = [
         new_markdown_cell(
@@ -337,6 +353,8 @@ def index_notebook(made, missing):
             "experiment.\n\n"
             f"## Emerging\n\n{EMERGING}.\n\n" + head + emerging + "\n\n"
             f"## Liu\n\n{LIU}.\n\n" + head + liu + "\n\n"
+            "## crossling's own measurements\n\nNot figures of the studies: the evidence for the `cpu` regime "
+            "(issue 25) and the synthetic pair en–enx.\n\n" + head.replace("in the paper", "issue") + own + "\n\n"
             "Times are README.md's measured wall times at `cpu` scale on this project's 2-core machine."),
         new_markdown_cell(
             "## Scales\n\n"
