@@ -211,7 +211,7 @@ pub(super) fn training_line(loss: &LossSummary, freeze: &FreezeReport) -> String
 }
 
 /// `stack: …` of a run on fresh layers over a frozen layer (see `task_stack`), for the summaries.
-pub(super) fn stack_line(model: &crossling::tasks::nli_transfer::ModelInfo) -> Option<String> {
+pub(super) fn stack_line(model: &crossling::tasks::common::ModelInfo) -> Option<String> {
     let s = model.stack.as_ref()?;
     let inputs: Vec<String> = s
         .inputs

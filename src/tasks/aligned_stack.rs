@@ -11,9 +11,9 @@ use std::sync::{Mutex, OnceLock};
 use tch::Tensor;
 
 use super::backbone::{check_layer, check_reads, default_stack_depth, StackInput, TaskModel};
+use super::common::TRAIN_LANG;
 use super::contextual_map::{contextual_maps, MapConfig};
 use super::finetune::FreezePlan;
-use super::nli_transfer::TRAIN_LANG;
 use crate::data::evalsets::{xnli_parallel, FilesRead};
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;

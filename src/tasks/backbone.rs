@@ -22,8 +22,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use tch::{nn::VarStore, Device, Tensor};
 
+use super::common::{model_languages, ModelInfo, TRAIN_LANG};
 use super::finetune::{apply_freeze, check_device, check_fit, layer_index, mix, FreezePlan, FreezeReport};
-use super::nli_transfer::{model_languages, ModelInfo, TRAIN_LANG};
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::layer::Layer;

@@ -12,10 +12,11 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::common::TRAIN_LANG;
 use super::finetune::{DevPoint, LossSummary};
 use super::frozen_nli::{Frozen, FrozenNli, FrozenNliConfig, PairItem};
 use super::items::ItemScores;
-use super::nli_transfer::{encode_labelled, split_train_dev, LangAccuracy, NliData, TRAIN_LANG};
+use super::nli_transfer::{encode_labelled, split_train_dev, LangAccuracy, NliData};
 use crate::data::evalsets::FilesRead;
 use crate::data::formats::NliExample;
 use crate::device::Compute;

@@ -1,6 +1,8 @@
 //! Zero-shot cross-lingual transfer (Wu, Conneau et al. 2020, §4 and Table 1): the fine-tuned tasks, and the
 //! pure-Rust evaluation building blocks of the NER, dependency-parsing and word-alignment pipelines.
 //!
+//! - [`common`]: what every transfer task shares — the training language (English), the languages a model reads,
+//!   the checks before any data is read, the fine-tuned model's provenance ([`common::ModelInfo`]).
 //! - [`finetune`]: task fine-tuning machinery — freezing (language-specific parameters always, optionally the
 //!   embeddings and bottom layers), Adam with a fixed or linear-decay schedule, seeded order and dropout, best-state
 //!   snapshot, loss-curve summary.
@@ -34,6 +36,7 @@
 pub mod aer;
 pub mod aligned_stack;
 pub mod backbone;
+pub mod common;
 pub mod contextual_map;
 pub mod finetune;
 pub mod frozen_nli;

@@ -23,7 +23,7 @@ use super::finetune::{DevPoint, FreezeReport, LossSummary};
 use super::items::ItemScores;
 use super::ner::{tag_index, NerConfig, NerFinetune, NerItem};
 use super::ner_metrics::{NerEval, SpanCounts};
-use super::nli_transfer::{check_languages, ModelInfo, TRAIN_LANG};
+use super::common::{check_languages, ModelInfo, TRAIN_LANG};
 use super::word_inputs::WordEncoder;
 use crate::data::evalsets::FilesRead;
 use crate::data::formats::{conll2003, panx, TaggedSentence};

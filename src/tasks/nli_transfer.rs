@@ -22,6 +22,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::common::{check_languages, model_languages, ModelInfo, TRAIN_LANG};
 use super::finetune::{mix, permutation, DevPoint, FreezeReport, LossSummary, SPLIT};
 use super::items::ItemScores;
 use super::nli::{MdsEval, NliConfig, NliFinetune, NliItem, Shift};
@@ -34,9 +35,6 @@ use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::{LoadedModel, ModelTokenizer};
 use tch::Tensor;
-
-/// The training (and dev) language.
-pub const TRAIN_LANG: &str = "en";
 
 /// The NLI data of a run: English MNLI pairs and XNLI dev per language.
 #[derive(Debug, Clone)]
@@ -99,21 +97,6 @@ fn unknown_xnli(lang: &str, known: &[String]) -> Error {
     Error::Invalid(format!("no XNLI dev set for language '{lang}' (XNLI in the bundle: {})", known.join(", ")))
 }
 
-/// The languages `model` can read: its tokenizer's (crossling) or its per-language parameters' languages; `None`
-/// when any language goes (a Hugging Face model, or a shared crossling model with a joint tokenizer of no stated
-/// languages).
-pub fn model_languages(model: &LoadedModel) -> Option<Vec<String>> {
-    let mut langs: Option<Vec<String>> = model.tokenizer.languages().map(<[String]>::to_vec);
-    if model.config.sharing.is_separated() {
-        let sep = &model.config.languages;
-        langs = Some(match langs {
-            Some(l) => l.into_iter().filter(|x| sep.contains(x)).collect(),
-            None => sep.clone(),
-        });
-    }
-    langs.filter(|l| !l.is_empty())
-}
-
 /// The XNLI languages `model` can read, in XNLI order (the default evaluation languages).
 pub fn default_langs(model: &LoadedModel, xnli_langs: &[String]) -> Vec<String> {
     let known = model_languages(model);
@@ -131,42 +114,6 @@ pub fn check_setup(model: &LoadedModel, langs: &[String], xnli_langs: &[String],
             Err(unknown_xnli(l, xnli_langs))
         }
     })
-}
-
-/// The checks every transfer task makes before reading data: `freeze_layers` fits the model, `langs` is not empty,
-/// `has_eval_data(lang)` accepts each language, and the model reads English (the training language) and each of
-/// them. `task` names the task in messages.
-pub fn check_languages(
-    model: &LoadedModel,
-    langs: &[String],
-    freeze_layers: usize,
-    task: &str,
-    has_eval_data: impl Fn(&str) -> Result<()>,
-) -> Result<()> {
-    if freeze_layers > model.config.layers {
-        return Err(Error::Invalid(format!(
-            "cannot freeze {freeze_layers} layers of a {}-layer model",
-            model.config.layers
-        )));
-    }
-    if langs.is_empty() {
-        return Err(Error::Invalid("no evaluation languages given".into()));
-    }
-    for l in langs {
-        has_eval_data(l)?;
-    }
-    if let Some(known) = model_languages(model) {
-        let needed = std::iter::once(TRAIN_LANG).chain(langs.iter().map(String::as_str));
-        if let Some(l) = needed.into_iter().find(|l| !known.iter().any(|k| k == l)) {
-            return Err(Error::Invalid(format!(
-                "model {} has no language '{l}' (its languages: {}){}",
-                model.source.path.display(),
-                known.join(", "),
-                if l == TRAIN_LANG { format!("; {task} fine-tunes on English") } else { String::new() }
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// `[CLS] premise [SEP] hypothesis [SEP]` ids of language `lang`, cut longest-first to `max_len` (≥ 3) tokens;
@@ -252,42 +199,6 @@ pub fn split_train_dev(
     let (dev, rest) = order.split_at(dev_size);
     let train = rest[..max_train.unwrap_or(rest.len()).min(rest.len())].to_vec();
     Ok((train, dev.to_vec()))
-}
-
-/// Where the fine-tuned model came from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ModelInfo {
-    pub path: String,
-    /// `crossling` or `huggingface`.
-    pub kind: String,
-    pub weights_sha256: String,
-    pub layers: usize,
-    pub hidden: usize,
-    /// Per-language parameters: separate embeddings, number of separate bottom layers.
-    pub sep_emb: bool,
-    pub sep_layers: usize,
-    /// The languages of the model (`None`: any).
-    pub languages: Option<Vec<String>>,
-    /// When the head read fresh layers stacked on a frozen layer of this model (and others), that stack.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stack: Option<super::backbone::StackInfo>,
-}
-
-impl ModelInfo {
-    /// The provenance of a loaded model.
-    pub fn of(loaded: &LoadedModel) -> Self {
-        ModelInfo {
-            path: loaded.source.path.display().to_string(),
-            kind: loaded.source.kind.name().to_string(),
-            weights_sha256: loaded.source.weights_sha256.clone(),
-            layers: loaded.config.layers,
-            hidden: loaded.config.hidden,
-            sep_emb: loaded.config.sharing.sep_emb,
-            sep_layers: loaded.config.sharing.sep_layers,
-            languages: model_languages(loaded),
-            stack: None,
-        }
-    }
 }
 
 /// XNLI dev accuracy of one language.

@@ -30,9 +30,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::backbone::TaskModel;
+use super::common::{check_languages, model_languages, ModelInfo, TRAIN_LANG};
 use super::finetune::{mix, permutation, DevPoint, FreezeReport, LossSummary, SPLIT};
 use super::items::ItemScores;
-use super::nli_transfer::{check_languages, model_languages, ModelInfo, TRAIN_LANG};
 use super::parse::{label_vocabulary, universal_label, ParseConfig, ParseFinetune, ParseItem};
 use super::parse_metrics::Parse;
 use super::word_inputs::WordEncoder;
