@@ -58,13 +58,29 @@ impl Session {
     }
 }
 
-/// A Rust error as a Rhai runtime error (without a position; see [`at`]).
+/// What a namespace function returns: a value, or a Rhai error (a library [`Error`] converts with `?`).
+pub type Res<T> = std::result::Result<T, Box<EvalAltResult>>;
+
+/// A Rust error as a Rhai runtime error (without a position; see [`at`] and [`native`]).
 pub fn rhai_err(e: impl std::fmt::Display) -> Box<EvalAltResult> {
     Box::new(EvalAltResult::ErrorRuntime(Dynamic::from(e.to_string()), Position::NONE))
 }
 
+/// A library error in a namespace function becomes a Rhai runtime error with its message.
+impl From<Error> for Box<EvalAltResult> {
+    fn from(e: Error) -> Self {
+        rhai_err(e)
+    }
+}
+
+/// Runs the body of a namespace function called from a script; an error gets the position of the script's call
+/// (see [`at`]). Inside, `?` converts library errors.
+pub fn native<T>(ctx: &NativeCallContext, body: impl FnOnce() -> Res<T>) -> Res<T> {
+    body().map_err(|e| at(ctx, e))
+}
+
 /// A script array of strings as a `Vec`; any other element is an error that names `what` and the element.
-pub fn strings(a: &rhai::Array, what: &str) -> Result<Vec<String>, Box<EvalAltResult>> {
+pub fn strings(a: &rhai::Array, what: &str) -> Res<Vec<String>> {
     a.iter()
         .map(|d| d.clone().into_string().map_err(|t| rhai_err(format!("{what}: expected strings, found {t}"))))
         .collect()

@@ -47,6 +47,22 @@ impl ModelRef {
     }
 }
 
+impl crate::tasks::run::OpenModel for ModelRef {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Loads the model on `device` (a `Random` model: its template's architecture and tokenizer, re-initialised).
+    fn open(&self, device: tch::Device) -> crate::error::Result<crate::model::LoadedModel> {
+        match &self.source {
+            ModelSource::Random { like, seed } => {
+                crate::model::LoadedModel::open(&like.dir(), device)?.reinitialised(*seed)
+            }
+            _ => crate::model::LoadedModel::open(&self.dir(), device),
+        }
+    }
+}
+
 /// Hidden states pooled per item (sentence or word) for every layer: `[layers + 1, items, hidden]` f32, on the
 /// CPU. Behind a mutex because a libtorch tensor may not be shared between threads without one.
 #[derive(Debug, Clone)]

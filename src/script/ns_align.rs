@@ -15,14 +15,12 @@
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 use tch::{Kind, Tensor};
 
-use super::engine::{at, rhai_err, strings};
+use super::engine::{native, rhai_err, strings, Res};
 use super::handles::Features;
 use crate::analysis::metrics::sentence_retrieval;
 use crate::analysis::normalize::{apply as normalize, Normalization};
 use crate::analysis::procrustes::{apply_map, procrustes};
 use crate::analysis::scores::{Method, Options, Scorer};
-
-type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
 
 /// Both stacks have the same number of layers.
 fn same_layers(a: &Tensor, b: &Tensor, what: &str) -> Res<i64> {
@@ -43,44 +41,39 @@ fn per_layer(a: &Tensor, b: &Tensor, what: &str, f: impl Fn(&Tensor, &Tensor) ->
 pub fn align_module() -> Module {
     let mut m = Module::new();
     m.set_native_fn("normalize", |ctx: NativeCallContext, f: Features, steps: &str| {
-        let g = || -> Res<Features> {
-            let steps: Normalization = steps.parse().map_err(rhai_err)?;
+        native(&ctx, || -> Res<Features> {
+            let steps: Normalization = steps.parse()?;
             let t = f.tensor();
-            let layers: Vec<Tensor> = (0..t.size()[0])
-                .map(|l| normalize(&t.get(l), &steps).map(|r| r.0))
-                .collect::<Result<_, _>>()
-                .map_err(rhai_err)?;
+            let layers: Vec<Tensor> =
+                (0..t.size()[0]).map(|l| normalize(&t.get(l), &steps).map(|r| r.0)).collect::<Result<_, _>>()?;
             Ok(Features::new(Tensor::stack(&layers, 0), format!("{} normalized {steps:?}", f.what)))
-        };
-        g().map_err(|e| at(&ctx, e))
+        })
     });
     m.set_native_fn("procrustes", |ctx: NativeCallContext, x: Features, y: Features| {
-        let g = || -> Res<Features> {
+        native(&ctx, || -> Res<Features> {
             let w = per_layer(&x.tensor(), &y.tensor(), "align::procrustes", |a, b| {
-                procrustes(a, b).map(|w| w.to_kind(Kind::Float)).map_err(rhai_err)
+                Ok(procrustes(a, b)?.to_kind(Kind::Float))
             })?;
             Ok(Features::new(w, format!("Procrustes maps {} → {}", x.what, y.what)))
-        };
-        g().map_err(|e| at(&ctx, e))
+        })
     });
     m.set_native_fn("apply", |ctx: NativeCallContext, w: Features, x: Features| {
-        let g = || -> Res<Features> {
-            let mapped = per_layer(&x.tensor(), &w.tensor(), "align::apply", |a, w| apply_map(a, w).map_err(rhai_err))?;
+        native(&ctx, || -> Res<Features> {
+            let mapped = per_layer(&x.tensor(), &w.tensor(), "align::apply", |a, w| Ok(apply_map(a, w)?))?;
             Ok(Features::new(mapped, format!("{} mapped", x.what)))
-        };
-        g().map_err(|e| at(&ctx, e))
+        })
     });
     m
 }
 
 fn retrieve_sentences(src: &Features, tgt: &Features, method: &str, texts: Option<Vec<String>>) -> Res<Array> {
-    let method = Method::parse(method, 10, 30.0).map_err(rhai_err)?;
+    let method = Method::parse(method, 10, 30.0)?;
     let (s, t) = (src.tensor(), tgt.tensor());
     let layers = same_layers(&s, &t, "retrieve::sentences")?;
     let mut out = Array::new();
     for l in 0..layers {
-        let scorer = Scorer::new(&s.get(l), &t.get(l), method, Options::default()).map_err(rhai_err)?;
-        let e = sentence_retrieval(&scorer, texts.as_deref()).map_err(rhai_err)?;
+        let scorer = Scorer::new(&s.get(l), &t.get(l), method, Options::default())?;
+        let e = sentence_retrieval(&scorer, texts.as_deref())?;
         let mut r = Map::new();
         r.insert("accuracy".into(), Dynamic::from_float(e.accuracy_by_index));
         r.insert("mrr".into(), Dynamic::from_float(e.mrr));
@@ -100,13 +93,14 @@ fn retrieve_sentences(src: &Features, tgt: &Features, method: &str, texts: Optio
 pub fn retrieve_module() -> Module {
     let mut m = Module::new();
     m.set_native_fn("sentences", |ctx: NativeCallContext, src: Features, tgt: Features, method: &str| {
-        retrieve_sentences(&src, &tgt, method, None).map_err(|e| at(&ctx, e))
+        native(&ctx, || retrieve_sentences(&src, &tgt, method, None))
     });
     m.set_native_fn(
         "sentences",
         |ctx: NativeCallContext, src: Features, tgt: Features, method: &str, tgt_texts: Array| {
-            let g = || retrieve_sentences(&src, &tgt, method, Some(strings(&tgt_texts, "retrieve::sentences texts")?));
-            g().map_err(|e| at(&ctx, e))
+            native(&ctx, || {
+                retrieve_sentences(&src, &tgt, method, Some(strings(&tgt_texts, "retrieve::sentences texts")?))
+            })
         },
     );
     m
@@ -126,10 +120,7 @@ mod tests {
             .to_kind(Kind::Float);
         let y = x.matmul(&q.tr());
         let (fx, fy) = (Features::new(x, "x"), Features::new(y, "y"));
-        let w = per_layer(&fx.tensor(), &fy.tensor(), "t", |a, b| {
-            procrustes(a, b).map(|w| w.to_kind(Kind::Float)).map_err(rhai_err)
-        })
-        .unwrap();
+        let w = per_layer(&fx.tensor(), &fy.tensor(), "t", |a, b| Ok(procrustes(a, b)?.to_kind(Kind::Float))).unwrap();
         assert!((w.get(1) - &q).abs().max().double_value(&[]) < 1e-4);
         let mapped = per_layer(&fx.tensor(), &w, "t", |a, w| apply_map(a, w).map_err(rhai_err)).unwrap();
         let r = retrieve_sentences(&Features::new(mapped, "m"), &fy, "csls", None).unwrap();

@@ -7,11 +7,9 @@
 //! ```
 use rhai::{Array, Dynamic, Module, NativeCallContext};
 
-use super::engine::{at, rhai_err};
+use super::engine::{native, rhai_err, Res};
 use super::handles::Features;
 use crate::analysis::cka::{cka_diagonal, cka_grid, CkaKind};
-
-type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
 
 fn kind(name: &str) -> Res<CkaKind> {
     match name {
@@ -30,18 +28,16 @@ fn floats(v: Vec<f64>) -> Array {
 pub fn module() -> Module {
     let mut m = Module::new();
     m.set_native_fn("linear", |ctx: NativeCallContext, a: Features, b: Features| {
-        cka_diagonal(&a.tensor(), &b.tensor(), CkaKind::Linear).map(floats).map_err(|e| at(&ctx, rhai_err(e)))
+        native(&ctx, || Ok(floats(cka_diagonal(&a.tensor(), &b.tensor(), CkaKind::Linear)?)))
     });
     m.set_native_fn("diagonal", |ctx: NativeCallContext, a: Features, b: Features, k: &str| {
-        let f = || -> Res<Array> { cka_diagonal(&a.tensor(), &b.tensor(), kind(k)?).map(floats).map_err(rhai_err) };
-        f().map_err(|e| at(&ctx, e))
+        native(&ctx, || Ok(floats(cka_diagonal(&a.tensor(), &b.tensor(), kind(k)?)?)))
     });
     m.set_native_fn("grid", |ctx: NativeCallContext, a: Features, b: Features, k: &str| {
-        let f = || -> Res<Array> {
-            let g = cka_grid(&a.tensor(), &b.tensor(), kind(k)?).map_err(rhai_err)?;
+        native(&ctx, || -> Res<Array> {
+            let g = cka_grid(&a.tensor(), &b.tensor(), kind(k)?)?;
             Ok(g.into_iter().map(|row| Dynamic::from_array(floats(row))).collect())
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     m
 }

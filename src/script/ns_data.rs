@@ -6,10 +6,8 @@
 //! ```
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 
-use super::engine::{at, rhai_err, strings, Session};
+use super::engine::{native, rhai_err, strings, Res, Session};
 use crate::data::evalsets;
-
-type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
 
 fn count(n: i64, what: &str) -> Res<usize> {
     usize::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| rhai_err(format!("{what}: n must be positive, got {n}")))
@@ -24,29 +22,27 @@ pub fn module(session: &Session) -> Module {
     let mut m = Module::new();
     let s = session.clone();
     m.set_native_fn("xnli_parallel", move |ctx: NativeCallContext, langs: Array, n: i64| {
-        let f = || -> Res<Map> {
+        native(&ctx, || -> Res<Map> {
             let langs = strings(&langs, "data::xnli_parallel languages")?;
             let n = count(n, "data::xnli_parallel")?;
             let (catalog, roots) = &*s.data;
-            let (text, files) = evalsets::xnli_parallel(catalog, roots, &langs, n).map_err(rhai_err)?;
+            let (text, files) = evalsets::xnli_parallel(catalog, roots, &langs, n)?;
             s.note_data(&files);
             Ok(text.into_iter().map(|(l, v)| (l.into(), to_array(v))).collect())
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     let s = session.clone();
     m.set_native_fn("tatoeba", move |ctx: NativeCallContext, lang: &str, n: i64| {
-        let f = || -> Res<Map> {
+        native(&ctx, || -> Res<Map> {
             let n = count(n, "data::tatoeba")?;
             let (catalog, roots) = &*s.data;
-            let (en, xx, files) = evalsets::tatoeba(catalog, roots, lang, n).map_err(rhai_err)?;
+            let (en, xx, files) = evalsets::tatoeba(catalog, roots, lang, n)?;
             s.note_data(&files);
             let mut out = Map::new();
             out.insert("en".into(), to_array(en));
             out.insert(lang.into(), to_array(xx));
             Ok(out)
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     m
 }

@@ -9,20 +9,14 @@
 //! Texts longer than the model's positions are cut to fit (`[CLS]` … `[SEP]` kept), and the log says how many.
 use rhai::{Array, Module, NativeCallContext};
 
-use super::engine::{at, rhai_err, strings, Session};
-use super::handles::{Features, ModelRef, ModelSource};
+use super::engine::{native, rhai_err, strings, Res, Session};
+use super::handles::{Features, ModelRef};
 use crate::features::{pooled_layers, Extraction, Pooling, Tokenized};
 use crate::model::load::LoadedModel;
 
-type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
-
 /// Opens the model behind `m` on the session's device.
 pub fn open(session: &Session, m: &ModelRef) -> crate::error::Result<LoadedModel> {
-    let device = session.env.compute.device;
-    match &m.source {
-        ModelSource::Random { like, seed } => LoadedModel::open(&like.dir(), device)?.reinitialised(*seed),
-        _ => LoadedModel::open(&m.dir(), device),
-    }
+    crate::tasks::run::OpenModel::open(m, session.env.compute.device)
 }
 
 /// Cuts `t` to at most `max` ids, keeping the final special token.
@@ -43,7 +37,7 @@ fn extract(session: &Session, m: &ModelRef, texts: &Array, lang: &str, pooling: 
     if texts.is_empty() {
         return Err(rhai_err("features: no texts"));
     }
-    let loaded = open(session, m).map_err(rhai_err)?;
+    let loaded = open(session, m)?;
     let max = loaded.config.max_positions;
     let mut cut = 0;
     let mut tokenized = Vec::with_capacity(texts.len());
@@ -57,7 +51,7 @@ fn extract(session: &Session, m: &ModelRef, texts: &Array, lang: &str, pooling: 
         tokenized.push(t);
     }
     let how = Extraction { device: loaded.device(), ..Extraction::cpu(pooling) };
-    let stack = pooled_layers(&loaded.model, lang, &tokenized, &how).map_err(rhai_err)?;
+    let stack = pooled_layers(&loaded.model, lang, &tokenized, &how)?;
     let what = format!("{} {lang} ({} texts, {pooling:?})", m.name, texts.len());
     session.env.log.push(format!(
         "features {what}: {:?}{}",
@@ -72,21 +66,20 @@ pub fn module(session: &Session) -> Module {
     let mut m = Module::new();
     let s = session.clone();
     m.set_native_fn("sentences", move |ctx: NativeCallContext, model: ModelRef, texts: Array, lang: &str| {
-        extract(&s, &model, &texts, lang, Pooling::SentenceMean).map_err(|e| at(&ctx, e))
+        native(&ctx, || extract(&s, &model, &texts, lang, Pooling::SentenceMean))
     });
     let s = session.clone();
     m.set_native_fn(
         "words",
         move |ctx: NativeCallContext, model: ModelRef, texts: Array, lang: &str, pooling: &str| {
-            let f = || -> Res<Features> {
+            native(&ctx, || -> Res<Features> {
                 let pooling = match pooling {
                     "mean" => Pooling::WordMean,
                     "first" => Pooling::WordFirst,
                     other => return Err(rhai_err(format!("features::words: pooling '{other}' (mean, first)"))),
                 };
                 extract(&s, &model, &texts, lang, pooling)
-            };
-            f().map_err(|e| at(&ctx, e))
+            })
         },
     );
     m

@@ -33,12 +33,10 @@
 //! `r.shift_norms[l]` is `‖D_l‖₂` for every layer of the model.
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 
-use super::engine::{at, rhai_err, strings, Session};
+use super::engine::{native, rhai_err, strings, Res, Session};
 use super::handles::{Features, ModelRef};
 use crate::analysis::token_translation::{language_means, mds_grid, MdsSpec};
 use crate::model::load::LoadedModel;
-
-type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
 
 /// Format of cached MDS results; bump when `mds` changes what it computes (3: the convert rate's denominator keeps
 /// the tokens in neither set; per-sentence counts and items; samples at requested cells).
@@ -95,10 +93,10 @@ pub fn module(session: &Session) -> Module {
     let mut m = Module::new();
     let s = session.clone();
     m.set_native_fn("means", move |ctx: NativeCallContext, model: ModelRef, texts: Array, lang: &str| {
-        let f = || -> Res<Features> {
+        native(&ctx, || -> Res<Features> {
             let texts = non_empty_texts(&texts, "lang::means")?;
-            let loaded = super::ns_features::open(&s, &model).map_err(rhai_err)?;
-            let (means, tokens) = language_means(&loaded, &texts, lang, 8192).map_err(rhai_err)?;
+            let loaded = super::ns_features::open(&s, &model)?;
+            let (means, tokens) = language_means(&loaded, &texts, lang, 8192)?;
             s.env.log.push(format!(
                 "lang::means {} {lang}: {} texts, {} token types",
                 model.name,
@@ -106,20 +104,17 @@ pub fn module(session: &Session) -> Module {
                 tokens.len()
             ));
             Ok(Features::new(means.unsqueeze(1), format!("mean of {lang} under {}", model.name)))
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
-    m.set_native_fn("shift", |ctx: NativeCallContext, from: Features, to: Features| {
-        shift(&from, &to).map_err(|e| at(&ctx, e))
-    });
-    m.set_native_fn("norms", |ctx: NativeCallContext, f: Features| norms(&f).map_err(|e| at(&ctx, e)));
+    m.set_native_fn("shift", |ctx: NativeCallContext, from: Features, to: Features| native(&ctx, || shift(&from, &to)));
+    m.set_native_fn("norms", |ctx: NativeCallContext, f: Features| native(&ctx, || norms(&f)));
     let s = session.clone();
     m.set_native_fn("mds", move |ctx: NativeCallContext, model: ModelRef, spec: Map| {
-        let f = || -> Res<Map> {
+        native(&ctx, || -> Res<Map> {
             let spec: MdsSpec = rhai::serde::from_dynamic(&Dynamic::from_map(spec))
                 .map_err(|e| rhai_err(format!("lang::mds spec: {e}")))?;
-            let loaded = super::ns_features::open(&s, &model).map_err(rhai_err)?;
-            let cache = cache_file(&s.env.models_dir, &loaded, &spec).map_err(rhai_err)?;
+            let loaded = super::ns_features::open(&s, &model)?;
+            let cache = cache_file(&s.env.models_dir, &loaded, &spec)?;
             let out = match std::fs::read_to_string(&cache) {
                 Ok(text) if !s.env.fresh => {
                     let v: serde_json::Value = serde_json::from_str(&text)
@@ -128,9 +123,9 @@ pub fn module(session: &Session) -> Module {
                     rhai::serde::to_dynamic(v)?.cast::<Map>()
                 }
                 _ => {
-                    let out = mds_grid(&loaded, &spec).map_err(rhai_err)?;
+                    let out = mds_grid(&loaded, &spec)?;
                     let v = serde_json::to_value(&out).map_err(|e| rhai_err(e.to_string()))?;
-                    crate::atomic_file::write_atomic(&cache, v.to_string()).map_err(rhai_err)?;
+                    crate::atomic_file::write_atomic(&cache, v.to_string())?;
                     rhai::serde::to_dynamic(v)?.cast::<Map>()
                 }
             };
@@ -144,8 +139,7 @@ pub fn module(session: &Session) -> Module {
                 spec.alphas.len()
             ));
             Ok(out)
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     m
 }

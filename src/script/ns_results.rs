@@ -17,9 +17,7 @@ use rhai::{Dynamic, Module};
 
 use rhai::NativeCallContext;
 
-use super::engine::{at, rhai_err, Session};
-
-type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
+use super::engine::{native, rhai_err, Res, Session};
 
 fn json(v: &Dynamic) -> Res<serde_json::Value> {
     rhai::serde::from_dynamic::<serde_json::Value>(v).map_err(rhai_err)
@@ -37,53 +35,49 @@ pub fn module(session: &Session) -> Module {
     let mut m = Module::new();
     let s = session.clone();
     m.set_native_fn("value", move |ctx: NativeCallContext, key: &str, v: Dynamic| {
-        let f = || -> Res<_> {
+        native(&ctx, || {
             key_ok(key)?;
             let v = json(&v)?;
             s.with_record(|r| r.values.insert(key.to_string(), v));
             Ok(())
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     let s = session.clone();
     m.set_native_fn("get", move |ctx: NativeCallContext, key: &str| {
-        let f = || -> Res<_> {
+        native(&ctx, || {
             let v = s.with_record(|r| r.values.get(key).cloned());
             match v {
                 Some(v) => rhai::serde::to_dynamic(v).map_err(rhai_err),
                 None => Err(rhai_err(format!("results: no value '{key}'"))),
             }
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     let s = session.clone();
     m.set_native_fn("paper", move |ctx: NativeCallContext, key: &str, v: Dynamic| {
-        let f = || -> Res<_> {
+        native(&ctx, || {
             key_ok(key)?;
             let v = json(&v)?;
             s.with_record(|r| r.paper.insert(key.to_string(), v));
             Ok(())
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     let s = session.clone();
     m.set_native_fn("score", move |ctx: NativeCallContext, key: &str, spec: Dynamic| {
-        let f = || -> Res<_> {
+        native(&ctx, || {
             key_ok(key)?;
             let spec: crate::claims::ScoreSpec =
                 rhai::serde::from_dynamic(&spec).map_err(|e| rhai_err(format!("results::score('{key}'): {e}")))?;
-            let score = spec.score(key, s.env.seed).map_err(rhai_err)?;
+            let score = spec.score(key, s.env.seed)?;
             let fresh = s.with_record(|r| r.scores.insert(key.to_string(), score).is_none());
             if !fresh {
                 return Err(rhai_err(format!("results::score: '{key}' was scored twice")));
             }
             Ok(())
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     let s = session.clone();
     m.set_native_fn("claim", move |ctx: NativeCallContext, spec: Dynamic| {
-        let f = || -> Res<_> {
+        native(&ctx, || {
             let claim: crate::claims::Claim =
                 rhai::serde::from_dynamic(&spec).map_err(|e| rhai_err(format!("results::claim: {e}")))?;
             if claim.verdict.is_some() || !claim.outcomes.is_empty() {
@@ -103,52 +97,46 @@ pub fn module(session: &Session) -> Module {
                 return Err(rhai_err(format!("results::claim: '{}' declared twice", claim.id)));
             }
             Ok(())
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     let s = session.clone();
     m.set_native_fn("title", move |ctx: NativeCallContext, t: &str| {
-        let f = || -> Res<_> {
+        native(&ctx, || {
             s.with_record(|r| r.title = t.to_string());
             Ok(())
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     let s = session.clone();
     m.set_native_fn("caption", move |ctx: NativeCallContext, t: &str| {
-        let f = || -> Res<_> {
+        native(&ctx, || {
             s.with_record(|r| r.caption = t.to_string());
             Ok(())
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     let s = session.clone();
     m.set_native_fn("substitution", move |ctx: NativeCallContext, t: &str| {
-        let f = || -> Res<_> {
+        native(&ctx, || {
             s.with_record(|r| r.substitutions.push(t.to_string()));
             Ok(())
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     let s = session.clone();
     m.set_native_fn("chart", move |ctx: NativeCallContext, spec: Dynamic| {
-        let f = || -> Res<_> {
+        native(&ctx, || {
             let v = json(&spec)?;
-            super::charts::check_chart(&v).map_err(rhai_err)?;
+            super::charts::check_chart(&v)?;
             s.with_record(|r| r.charts.push(v));
             Ok(())
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     let s = session.clone();
     m.set_native_fn("table", move |ctx: NativeCallContext, spec: Dynamic| {
-        let f = || -> Res<_> {
+        native(&ctx, || {
             let v = json(&spec)?;
-            super::charts::check_table(&v).map_err(rhai_err)?;
+            super::charts::check_table(&v)?;
             s.with_record(|r| r.tables.push(v));
             Ok(())
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     m
 }

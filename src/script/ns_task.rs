@@ -29,41 +29,23 @@
 //! (`test_accuracy_without`, `test_accuracy_with`, `selection`). `task::grid` gives every run's `items` and
 //! `items_of_best` (see [`crate::tasks::grid`]).
 //! Results are cached in `$CROSSLING_MODELS/tasks/` by the model's weights and every resolved setting, so figures
-//! that share runs (table1 and fig3) fine-tune once. Scores are fractions: XNLI accuracy (`nli`), PAN-X span F1 (`ner`), LAS (`parse`, with UAS in `result`). The
-//! data files read go into the figure's provenance.
+//! that share runs (table1 and fig3) fine-tune once; the CLI's `task` commands read the same cache. Scores are
+//! fractions: XNLI accuracy (`nli`), PAN-X span F1 (`ner`), LAS (`parse`, with UAS in `result`). The data files read
+//! go into the figure's provenance.
+//!
+//! The runs themselves are [`crate::tasks::run`]'s: this namespace converts the script's options into a
+//! [`TaskRequest`], makes one library call and converts the result.
+use std::collections::BTreeMap;
+
 use rhai::{Dynamic, Map, Module, NativeCallContext};
 
-use super::engine::{at, rhai_err, Session};
+use super::engine::{native, rhai_err, Res, Session};
 use super::handles::ModelRef;
-use crate::data::evalsets::FilesRead;
 use crate::error::{Error, Result};
-use crate::model::load::LoadedModel;
-use crate::tasks::aligned_stack::{build_stack, own_langs, StackPlan};
-use crate::tasks::backbone::TaskModel;
-use crate::tasks::grid::{combinations, run_grid, GridRun};
-use crate::tasks::ner::NerConfig;
-use crate::tasks::ner_transfer::{load_ner_data, panx_languages, run_ner, NerTrainData};
-use crate::tasks::nli::NliConfig;
-use crate::tasks::nli_transfer::{default_langs, load_nli_data, run_nli, xnli_languages};
-use crate::tasks::parse::ParseConfig;
-use crate::tasks::parse_transfer::{load_parse_data, run_parse};
-
-type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
-pub(super) type JsonMap = serde_json::Map<String, serde_json::Value>;
-
-/// The preset of `scale` with `overrides` applied field by field (unknown fields are errors).
-pub(super) fn configured<T: serde::Serialize + serde::de::DeserializeOwned>(
-    preset: T,
-    overrides: &JsonMap,
-) -> Result<T> {
-    let mut v = serde_json::to_value(preset).map_err(|e| Error::Invalid(e.to_string()))?;
-    if let Some(obj) = v.as_object_mut() {
-        for (k, val) in overrides {
-            obj.insert(k.clone(), val.clone());
-        }
-    }
-    serde_json::from_value(v).map_err(|e| Error::Invalid(format!("task options: {e}")))
-}
+use crate::tasks::aligned_stack::StackPlan;
+use crate::tasks::grid::GridRun;
+pub(super) use crate::tasks::run::JsonMap;
+use crate::tasks::run::{run_task, run_task_grid, OpenModel, StackRequest, TaskContext, TaskKind, TaskRequest};
 
 /// A script map as JSON.
 fn json_of(map: &Map) -> Res<serde_json::Value> {
@@ -94,14 +76,9 @@ pub(super) fn options(opts: &Map) -> Result<(Option<Vec<String>>, Option<String>
     Ok((langs, train_data, map))
 }
 
-/// A stacked run's options (see the module docs).
-struct StackOptions {
-    plan: StackPlan,
-    targets: std::collections::BTreeMap<String, ModelRef>,
-}
-
-/// Removes the stack options from `opts`: `None` when `stack_layer` is not given (the others are then errors).
-fn stack_options(opts: &mut Map, scale: crate::Scale) -> Result<Option<StackOptions>> {
+/// Removes the stack options from `opts`: `None` when `stack_layer` is not given (the others are then errors);
+/// else the plan and the target models by language.
+fn stack_options(opts: &mut Map, scale: crate::Scale) -> Result<Option<(StackPlan, BTreeMap<String, ModelRef>)>> {
     let int = |v: Dynamic, what: &str| -> Result<usize> {
         v.as_int()
             .ok()
@@ -111,21 +88,16 @@ fn stack_options(opts: &mut Map, scale: crate::Scale) -> Result<Option<StackOpti
     let layer = opts.remove("stack_layer").map(|v| int(v, "stack_layer")).transpose()?;
     let depth = opts.remove("stack_depth").map(|v| int(v, "stack_depth")).transpose()?;
     let sentences = opts.remove("map_sentences").map(|v| int(v, "map_sentences")).transpose()?;
-    let targets = match opts.remove("targets") {
-        None => std::collections::BTreeMap::new(),
-        Some(v) => {
-            let map = v.try_cast::<Map>().ok_or_else(|| {
-                Error::Invalid("targets must be a map of language → model, e.g. #{ fr: mono_fr }".into())
-            })?;
-            let mut out = std::collections::BTreeMap::new();
-            for (lang, m) in map {
-                let m =
-                    m.try_cast::<ModelRef>().ok_or_else(|| Error::Invalid(format!("targets.{lang} is not a model")))?;
-                out.insert(lang.to_string(), m);
-            }
-            out
+    let mut targets = BTreeMap::new();
+    if let Some(v) = opts.remove("targets") {
+        let map = v
+            .try_cast::<Map>()
+            .ok_or_else(|| Error::Invalid("targets must be a map of language → model, e.g. #{ fr: mono_fr }".into()))?;
+        for (lang, m) in map {
+            let m = m.try_cast::<ModelRef>().ok_or_else(|| Error::Invalid(format!("targets.{lang} is not a model")))?;
+            targets.insert(lang.to_string(), m);
         }
-    };
+    }
     let Some(layer) = layer else {
         if depth.is_some() || sentences.is_some() || !targets.is_empty() {
             return Err(Error::Invalid("stack_depth, targets and map_sentences need stack_layer".into()));
@@ -135,228 +107,64 @@ fn stack_options(opts: &mut Map, scale: crate::Scale) -> Result<Option<StackOpti
     let mut plan = StackPlan::new(layer, scale);
     plan.depth = depth;
     plan.map_sentences = sentences.unwrap_or(plan.map_sentences);
-    Ok(Some(StackOptions { plan, targets }))
+    Ok(Some((plan, targets)))
 }
 
-/// The stacked model of a run, and the data files its maps read.
-fn stacked_model(
-    session: &Session,
-    main: LoadedModel,
-    langs: &[String],
-    st: &StackOptions,
-    seed: u64,
-) -> Result<(TaskModel, FilesRead)> {
-    let mut targets = std::collections::BTreeMap::new();
-    for (lang, m) in &st.targets {
-        targets.insert(lang.clone(), super::ns_features::open(session, m)?);
-    }
+/// Calls `f` with the library's view of `session`: its data, model cache, `--fresh` and run log.
+pub(super) fn with_context<T>(session: &Session, f: impl FnOnce(&TaskContext) -> Result<T>) -> Result<T> {
+    let log = |line: String| session.env.log.push(line);
     let (catalog, roots) = (&session.data.0, &session.data.1);
-    let built = build_stack(catalog, roots, main, targets, langs, &st.plan, seed)?;
-    for line in built.log {
-        session.env.log.push(line);
-    }
-    Ok((built.model, built.files))
+    let ctx = TaskContext {
+        catalog,
+        roots,
+        models_dir: &session.env.models_dir,
+        fresh: session.env.fresh,
+        progress: false,
+        log: &log,
+    };
+    f(&ctx)
 }
 
-/// Format of cached task results; bump when a task changes what it computes. 2: per-item outcomes (`items`).
-const TASK_CACHE_FORMAT: u32 = 2;
-
-/// Where a task result is cached: `MODELS/tasks/TASK-KEY.json`, KEY = sha256 of the cache format, the model's kind
-/// and weights sha256, the task, its resolved config, languages and training data.
-fn cache_file(session: &Session, loaded: &LoadedModel, task: &str, what: &serde_json::Value) -> std::path::PathBuf {
-    let identity = format!("{}\n{}", loaded.source.kind.name(), loaded.source.weights_sha256);
-    task_cache_file(session, &identity, task, what)
-}
-
-/// `MODELS/tasks/TASK-KEY.json`, KEY = sha256 of the cache format, what the task read (`identity`), the task and
-/// `what` (its resolved settings).
-pub(super) fn task_cache_file(
+/// Converts the script's arguments of `task::run` / `task::grid` into a request at the session's scale, seed and
+/// compute, and calls `f` with it.
+fn with_request<T>(
     session: &Session,
-    identity: &str,
     task: &str,
-    what: &serde_json::Value,
-) -> std::path::PathBuf {
-    use sha2::{Digest, Sha256};
-    let key = format!("{TASK_CACHE_FORMAT}\n{identity}\n{task}\n{what}");
-    let hash = hex::encode(Sha256::digest(key.as_bytes()));
-    session.env.models_dir.join("tasks").join(format!("{task}-{}.json", &hash[..16]))
-}
-
-/// A task with its resolved config (and, for NER, its English training data).
-enum Setup {
-    Nli(NliConfig),
-    Ner(NerConfig, NerTrainData),
-    Parse(ParseConfig),
-}
-
-/// Fine-tunes `model` on task `task` with the options and `overrides`; returns the English dev score and the score
-/// per language. Results are cached by model weights and resolved settings (`--fresh` recomputes).
-fn run_task(session: &Session, task: &str, model: &ModelRef, opts: &Map, overrides: &JsonMap) -> Result<GridRun> {
+    model: &ModelRef,
+    opts: &Map,
+    f: impl FnOnce(&TaskContext, &TaskRequest) -> Result<T>,
+) -> Result<T> {
     let mut opts = opts.clone();
     let stack = stack_options(&mut opts, session.env.scale)?;
-    if stack.is_some() && task == "nli" {
-        return Err(Error::Invalid("stack_layer is for the token tasks (ner, parse), not nli".into()));
-    }
-    let (langs, train_data, base) = options(&opts)?;
-    // The main model must read every language but those a target model reads (English at least).
-    let targets: Vec<String> = stack.as_ref().map(|s| s.targets.keys().cloned().collect()).unwrap_or_default();
-    let langs = langs.or_else(|| (!targets.is_empty()).then(|| targets.clone()));
-    let own = |langs: &[String]| own_langs(langs, &targets);
-    if let Some(t) = targets.iter().find(|t| !langs.as_ref().is_some_and(|l| l.contains(t))) {
-        return Err(Error::Invalid(format!("target model for '{t}', which is not among the evaluation languages")));
-    }
-    let mut cfg_over = base;
-    cfg_over.extend(overrides.clone());
-    cfg_over.entry("seed").or_insert(serde_json::json!(session.env.seed));
-    let compute = session.env.compute;
-    let loaded = super::ns_features::open(session, model)?;
-    let (catalog, roots) = (&session.data.0, &session.data.1);
-    let scale = session.env.scale;
-    let (langs, setup) = match task {
-        "nli" => {
-            let cfg = configured(NliConfig::at(scale), &cfg_over)?;
-            let known = xnli_languages(catalog)?;
-            let langs = langs.unwrap_or_else(|| default_langs(&loaded, &known));
-            crate::tasks::nli_transfer::check_setup(&loaded, &langs, &known, &cfg)?;
-            (langs, Setup::Nli(cfg))
-        }
-        "ner" => {
-            let cfg = configured(NerConfig::at(scale), &cfg_over)?;
-            let known = panx_languages(catalog)?;
-            let langs = langs.unwrap_or_else(|| default_langs(&loaded, &known));
-            crate::tasks::ner_transfer::check_setup(&loaded, &own(&langs), &known, &cfg)?;
-            if let Some(t) = targets.iter().find(|t| !known.contains(t)) {
-                return Err(Error::Invalid(format!("no PAN-X dev set for language '{t}'")));
-            }
-            (langs, Setup::Ner(cfg, train_data.as_deref().unwrap_or("panx").parse()?))
-        }
-        "parse" => {
-            let cfg = configured(ParseConfig::at(scale), &cfg_over)?;
-            let langs = langs.unwrap_or_else(|| crate::tasks::parse_transfer::default_langs(&loaded));
-            crate::tasks::parse_transfer::check_setup(&loaded, &own(&langs), &cfg)?;
-            for t in &targets {
-                crate::tasks::parse_transfer::eval_treebank(t)?;
-            }
-            (langs, Setup::Parse(cfg))
-        }
-        other => return Err(Error::Invalid(format!("unknown task '{other}': expected nli, ner or parse"))),
+    let (langs, train_data, overrides) = options(&opts)?;
+    let task: TaskKind = task.parse()?;
+    let train_data = match (task, train_data) {
+        (TaskKind::Ner, Some(t)) => Some(t.parse()?),
+        _ => None,
     };
-    let (seed, freeze) = match &setup {
-        Setup::Nli(c) => (c.seed, c.freeze_plan()),
-        Setup::Ner(c, _) => (c.seed, c.freeze_plan()),
-        Setup::Parse(c) => (c.seed, c.freeze_plan()),
+    let stack = stack.as_ref().map(|(plan, targets)| StackRequest {
+        plan: plan.clone(),
+        targets: targets.iter().map(|(l, m)| (l.clone(), m as &dyn OpenModel)).collect(),
+    });
+    let req = TaskRequest {
+        task,
+        model,
+        langs,
+        overrides,
+        seed: Some(session.env.seed),
+        scale: session.env.scale,
+        compute: session.env.compute,
+        stack,
+        train_data,
     };
-    if let Some(st) = &stack {
-        st.plan.check(&freeze, &targets)?;
-    }
-    let (cfg_json, train_data) = match &setup {
-        Setup::Nli(c) => (json(c)?, "panx"),
-        Setup::Ner(c, source) => (json(c)?, source.name()),
-        Setup::Parse(c) => (json(c)?, "panx"),
-    };
-    let mut what = serde_json::json!({ "config": cfg_json, "langs": langs, "train_data": train_data, "device": session.env.compute.device_name() });
-    if let Some(st) = &stack {
-        // Target models enter the key by their weights (opened here only to read the hash).
-        let mut shas = std::collections::BTreeMap::new();
-        for (l, m) in &st.targets {
-            shas.insert(l.clone(), super::ns_features::open(session, m)?.source.weights_sha256);
-        }
-        let p = &st.plan;
-        let names: std::collections::BTreeMap<&String, &str> =
-            st.targets.iter().map(|(l, m)| (l, m.name.as_str())).collect();
-        let options = serde_json::json!({ "layer": p.layer, "depth": p.depth, "map_sentences": p.map_sentences,
-                                          "targets": names });
-        what["stack"] = serde_json::json!({ "options": options, "target_weights": shas, "map": p.map });
-    }
-    let cache = cache_file(session, &loaded, task, &what);
-    if !session.env.fresh {
-        if let Ok(text) = std::fs::read_to_string(&cache) {
-            let (run, files): (GridRun, FilesRead) = serde_json::from_str(&text)
-                .map_err(|e| Error::Invalid(format!("{}: {e} (delete it or run with --fresh)", cache.display())))?;
-            session.note_data(&files);
-            session.env.log.push(format!("task {task} on {}: cached result {}", model.name, cache.display()));
-            return Ok(GridRun { setting: overrides.clone(), ..run });
-        }
-    }
-    let map_files = std::cell::RefCell::new(FilesRead::new());
-    let task_model = |loaded: LoadedModel| -> Result<TaskModel> {
-        match &stack {
-            None => Ok(loaded.into()),
-            Some(st) => {
-                let (m, files) = stacked_model(session, loaded, &langs, st, seed)?;
-                map_files.borrow_mut().extend(files);
-                Ok(m)
-            }
-        }
-    };
-    let (run, mut files) = match setup {
-        Setup::Nli(cfg) => {
-            let data = load_nli_data(catalog, roots, &langs)?;
-            let r = run_nli(loaded, &data, &langs, &cfg, compute, false)?;
-            let scores = r.xnli.iter().map(|(l, a)| (l.clone(), a.accuracy)).collect();
-            let result = json(&r)?;
-            let run = GridRun {
-                setting: overrides.clone(),
-                en_dev: r.en_dev_accuracy,
-                scores,
-                result,
-                items: r.items,
-                mds_items: r.mds_items,
-            };
-            (run, r.files)
-        }
-        Setup::Ner(cfg, source) => {
-            let data = load_ner_data(catalog, roots, source, &langs)?;
-            let r = run_ner(task_model(loaded)?, &data, &langs, &cfg, compute, false)?;
-            let scores = r.eval.iter().map(|(l, e)| (l.clone(), e.scores.f1)).collect();
-            let result = json(&r)?;
-            let run = GridRun {
-                setting: overrides.clone(),
-                en_dev: r.en_dev_f1,
-                scores,
-                result,
-                items: r.items,
-                mds_items: Default::default(),
-            };
-            (run, r.files)
-        }
-        Setup::Parse(cfg) => {
-            let data = load_parse_data(catalog, roots, &langs)?;
-            let r = run_parse(task_model(loaded)?, &data, &langs, &cfg, compute, false)?;
-            let scores = r.results.iter().map(|(l, e)| (l.clone(), e.las)).collect();
-            let result = json(&r)?;
-            let run = GridRun {
-                setting: overrides.clone(),
-                en_dev: r.en_dev_las,
-                scores,
-                result,
-                items: r.items,
-                mds_items: Default::default(),
-            };
-            (run, r.files)
-        }
-    };
-    files.extend(map_files.into_inner());
-    session.note_data(&files);
-    session.env.log.push(format!(
-        "task {task} on {}: English dev {:.4}, {}",
-        model.name,
-        run.en_dev,
-        scores_line(&run.scores)
-    ));
-    crate::atomic_file::write_atomic(
-        &cache,
-        &serde_json::to_string(&(&run, &files)).map_err(|e| Error::Invalid(e.to_string()))?,
-    )?;
-    Ok(run)
+    with_context(session, |ctx| f(ctx, &req))
 }
 
-pub(super) fn json<T: serde::Serialize>(v: &T) -> Result<serde_json::Value> {
-    serde_json::to_value(v).map_err(|e| Error::Invalid(format!("task result: {e}")))
-}
-
-pub(super) fn scores_line(scores: &std::collections::BTreeMap<String, f64>) -> String {
-    scores.iter().map(|(l, s)| format!("{l} {s:.4}")).collect::<Vec<_>>().join(", ")
+/// `task::run`: one run (or its cached result), its data files noted in the provenance.
+fn run(session: &Session, task: &str, model: &ModelRef, opts: &Map) -> Result<GridRun> {
+    let out = with_request(session, task, model, opts, run_task)?;
+    session.note_data(&out.files);
+    Ok(out.run)
 }
 
 pub(super) fn to_dynamic<T: serde::Serialize>(v: &T) -> Res<Dynamic> {
@@ -367,7 +175,7 @@ pub(super) fn to_dynamic<T: serde::Serialize>(v: &T) -> Res<Dynamic> {
 pub(super) fn run_map(r: &GridRun) -> Res<Dynamic> {
     let mut m = serde_json::json!({ "en_dev": r.en_dev, "scores": r.scores, "items": r.items, "result": r.result });
     if !r.mds_items.is_empty() {
-        m["mds_items"] = serde_json::to_value(&r.mds_items).map_err(|e| rhai_err(e.to_string()))?;
+        m["mds_items"] = serde_json::to_value(&r.mds_items).map_err(rhai_err)?;
     }
     to_dynamic(&m)
 }
@@ -377,35 +185,25 @@ pub fn module(session: &Session) -> Module {
     let mut m = Module::new();
     let s = session.clone();
     m.set_native_fn("run", move |ctx: NativeCallContext, task: &str, model: ModelRef, opts: Map| {
-        let f = || -> Res<Dynamic> {
-            let r = run_task(&s, task, &model, &opts, &JsonMap::new()).map_err(rhai_err)?;
-            run_map(&r)
-        };
-        f().map_err(|e| at(&ctx, e))
+        native(&ctx, || run_map(&run(&s, task, &model, &opts)?))
     });
     let s = session.clone();
     m.set_native_fn("frozen_nli", move |ctx: NativeCallContext, rep: Dynamic, opts: Map| {
-        let f = || -> Res<Dynamic> {
-            let r = super::ns_task_frozen::run(&s, rep, &opts).map_err(rhai_err)?;
-            run_map(&r)
-        };
-        f().map_err(|e| at(&ctx, e))
+        native(&ctx, || run_map(&super::ns_task_frozen::run(&s, rep, &opts)?))
     });
     let s = session.clone();
     m.set_native_fn("grid", move |ctx: NativeCallContext, task: &str, model: ModelRef, opts: Map, axes: Map| {
-        let f = || -> Res<Dynamic> {
-            let json = json_of(&axes)?;
+        native(&ctx, || {
             let mut list = Vec::new();
-            for (k, v) in json.as_object().cloned().unwrap_or_default() {
+            for (k, v) in json_of(&axes)?.as_object().cloned().unwrap_or_default() {
                 let values =
                     v.as_array().cloned().ok_or_else(|| rhai_err(format!("grid axis '{k}' must be an array")))?;
                 list.push((k, values));
             }
-            let settings = combinations(&list).map_err(rhai_err)?;
-            let report = run_grid(settings, 2, |set| run_task(&s, task, &model, &opts, set)).map_err(rhai_err)?;
+            let (report, files) = with_request(&s, task, &model, &opts, |ctx, req| run_task_grid(ctx, req, &list))?;
+            s.note_data(&files);
             to_dynamic(&report)
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     m
 }

@@ -15,15 +15,15 @@ use rhai::{Dynamic, Map};
 
 use super::engine::Session;
 use super::handles::ModelRef;
-use super::ns_task::{configured, json, options, scores_line, task_cache_file, JsonMap};
+use super::ns_task::{options, JsonMap};
 use super::ns_wordvec::StaticVectors;
-use crate::data::evalsets::FilesRead;
 use crate::error::{Error, Result};
 use crate::model::ModelTokenizer;
 use crate::tasks::frozen_nli::{Frozen, FrozenNliConfig};
 use crate::tasks::frozen_nli_transfer::{run_frozen_nli, RepresentationInfo};
 use crate::tasks::grid::GridRun;
 use crate::tasks::nli_transfer::{default_langs, load_nli_data, xnli_languages};
+use crate::tasks::run::{cache_file, configured, json, read_cached, scores_line, write_cached};
 
 const TASK: &str = "nli_frozen";
 /// Revision of the classifier's implementation in the cache key; bump when it changes what a run computes.
@@ -97,12 +97,10 @@ pub fn run(session: &Session, rep: Dynamic, opts: &Map) -> Result<GridRun> {
     }
     let what = serde_json::json!({ "config": json(&cfg)?, "langs": langs, "device": session.env.compute.device_name(),
                                    "revision": FROZEN_NLI_REVISION });
-    let cache = task_cache_file(session, &info.source, TASK, &what);
+    let cache = cache_file(&session.env.models_dir, &info.source, TASK, &what);
     let label = format!("task::frozen_nli on {}", info.name);
     if !session.env.fresh {
-        if let Ok(text) = std::fs::read_to_string(&cache) {
-            let (run, files): (GridRun, FilesRead) = serde_json::from_str(&text)
-                .map_err(|e| Error::Invalid(format!("{}: {e} (delete it or run with --fresh)", cache.display())))?;
+        if let Some((run, files)) = read_cached(&cache)? {
             session.note_data(&files);
             session.env.log.push(format!("{label}: cached result {}", cache.display()));
             return Ok(run);
@@ -124,9 +122,6 @@ pub fn run(session: &Session, rep: Dynamic, opts: &Map) -> Result<GridRun> {
         items: r.items,
         mds_items: Default::default(),
     };
-    crate::atomic_file::write_atomic(
-        &cache,
-        &serde_json::to_string(&(&run, &r.files)).map_err(|e| Error::Invalid(e.to_string()))?,
-    )?;
+    write_cached(&cache, &run, &r.files)?;
     Ok(run)
 }

@@ -14,15 +14,13 @@
 use rhai::{Dynamic, Map, Module, NativeCallContext};
 use serde::Deserialize;
 
-use super::engine::{at, rhai_err, Session};
+use super::engine::{native, rhai_err, Res, Session};
 use super::handles::{ModelRef, ModelSource};
 use crate::device::Compute;
 use crate::scale::Scale;
 use crate::train::presets::{preset_at, Pretraining};
 use crate::train::run::RunConfig;
 use crate::train::zoo::ensure_trained;
-
-type Res<T> = Result<T, Box<rhai::EvalAltResult>>;
 
 /// What a script asks for: a named preset for some languages, optionally with another step budget.
 #[derive(Debug, Clone, Deserialize)]
@@ -149,12 +147,11 @@ pub fn train_module(session: &Session) -> Module {
     let mut m = Module::new();
     let s = session.clone();
     m.set_native_fn("config", move |ctx: NativeCallContext, req: Map| {
-        let f = || -> Res<Dynamic> {
+        native(&ctx, || -> Res<Dynamic> {
             let req = ModelRequest::from_map(req)?;
-            let cfg = req.run_config(s.env.scale, s.env.seed, &s.env.compute).map_err(rhai_err)?;
+            let cfg = req.run_config(s.env.scale, s.env.seed, &s.env.compute)?;
             rhai::serde::to_dynamic(&cfg)
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     let s = session.clone();
     m.set_native_fn("describe", move || Ok(describe(&Pretraining::at(s.env.scale))));
@@ -162,15 +159,15 @@ pub fn train_module(session: &Session) -> Module {
     m.set_native_fn("settings", move || rhai::serde::to_dynamic(Pretraining::at(s.env.scale)));
     let s = session.clone();
     m.set_native_fn("snapshot", move |ctx: NativeCallContext, model: ModelRef, step: i64| {
-        snapshot(&s, &model, step).map_err(|e| at(&ctx, e))
+        native(&ctx, || snapshot(&s, &model, step))
     });
-    m.set_native_fn("curve", move |ctx: NativeCallContext, model: ModelRef| curve(&model).map_err(|e| at(&ctx, e)));
+    m.set_native_fn("curve", move |ctx: NativeCallContext, model: ModelRef| native(&ctx, || curve(&model)));
     let s = session.clone();
     m.set_native_fn("model", move |ctx: NativeCallContext, req: Map| {
-        let f = || -> Res<ModelRef> {
+        native(&ctx, || -> Res<ModelRef> {
             let req = ModelRequest::from_map(req)?;
             let name = req.name();
-            let cfg = req.run_config(s.env.scale, s.env.seed, &s.env.compute).map_err(rhai_err)?;
+            let cfg = req.run_config(s.env.scale, s.env.seed, &s.env.compute)?;
             // The cache folder's label names the effective seed, so a model asked for as `seed: SEED + 1` at seed
             // 0 and as the run's own model at seed 1 is one folder (the key, a hash of the config, agrees too).
             let label = match &req.name {
@@ -179,15 +176,14 @@ pub fn train_module(session: &Session) -> Module {
             };
             let (catalog, roots) = &*s.data;
             s.env.log.push(format!("model {name}: preparing ({} scale, seed {})", s.env.scale, cfg.train.seed));
-            let cached =
-                ensure_trained(&label, &cfg, catalog, roots, &s.env.models_dir, s.env.fresh).map_err(rhai_err)?;
+            let cached = ensure_trained(&label, &cfg, catalog, roots, &s.env.models_dir, s.env.fresh)?;
             s.env.log.push(format!("model {name}: ready in {}", cached.dir.display()));
             let files: Vec<(String, String)> = cached.data.iter().map(|(p, h)| (p.clone(), h.clone())).collect();
             s.note_data(&files);
             let checkpoint = crate::model::load::run_checkpoint(&cached.dir)
                 .ok_or_else(|| rhai_err(format!("{}: the trained run has no checkpoint", cached.dir.display())))?;
             // Recorded when the checkpoint was saved; loading the model checks the file against it.
-            let state = crate::train::checkpoint::read_state(&checkpoint).map_err(rhai_err)?;
+            let state = crate::train::checkpoint::read_state(&checkpoint)?;
             let info = serde_json::json!({
                 "key": cached.key,
                 "dir": cached.dir.display().to_string(),
@@ -197,8 +193,7 @@ pub fn train_module(session: &Session) -> Module {
             });
             s.with_record(|r| r.provenance.models.insert(name.clone(), info));
             Ok(ModelRef { name, source: ModelSource::Cached(Box::new(cached)) })
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     m
 }
@@ -240,7 +235,7 @@ fn snapshot(s: &Session, model: &ModelRef, step: i64) -> Res<ModelRef> {
         rhai_err(format!("train::snapshot: '{}' keeps no snapshot after step {step}; it keeps {steps:?}", model.name))
     })?;
     let dir = crate::train::TrainConfig::snapshot_dir(&cached.dir, step);
-    let state = crate::train::checkpoint::read_state(&dir).map_err(rhai_err)?;
+    let state = crate::train::checkpoint::read_state(&dir)?;
     let name = format!("{}@{step}", model.name);
     let info = serde_json::json!({ "snapshot_of": model.name, "step": step, "dir": dir.display().to_string(),
                                     "weights_sha256": state.model_sha256 });
@@ -288,31 +283,31 @@ pub fn model_module(session: &Session) -> Module {
     m.set_native_fn("random_like", move |like: ModelRef| Ok(random_like(&s, like, s.env.seed)));
     let s = session.clone();
     m.set_native_fn("random_like", move |ctx: NativeCallContext, like: ModelRef, seed: i64| {
-        let seed = u64::try_from(seed).map_err(|_| at(&ctx, rhai_err(format!("seed must be ≥ 0, got {seed}"))))?;
-        Ok(random_like(&s, like, seed))
+        native(&ctx, || {
+            let seed = u64::try_from(seed).map_err(|_| rhai_err(format!("seed must be ≥ 0, got {seed}")))?;
+            Ok(random_like(&s, like, seed))
+        })
     });
     let s = session.clone();
     m.set_native_fn("given", move |ctx: NativeCallContext, name: &str| {
-        let Some(dir) = s.env.given_models.get(name) else {
-            let known: Vec<&str> = s.env.given_models.keys().map(String::as_str).collect();
-            return Err(at(
-                &ctx,
-                rhai_err(format!(
+        native(&ctx, || {
+            let Some(dir) = s.env.given_models.get(name) else {
+                let known: Vec<&str> = s.env.given_models.keys().map(String::as_str).collect();
+                return Err(rhai_err(format!(
                     "no model '{name}' was given on the command line (--model {name}=DIR); given: {}",
                     if known.is_empty() { "none".to_string() } else { known.join(", ") }
-                )),
-            ));
-        };
-        let source = crate::model::load::LoadedModel::open(dir, tch::Device::Cpu)
-            .map(|l| (l.source.kind.name(), l.source.weights_sha256))
-            .map_err(|e| at(&ctx, rhai_err(e)))?;
-        s.with_record(|r| {
-            r.provenance.models.insert(
-                name.to_string(),
-                serde_json::json!({ "given": dir.display().to_string(), "kind": source.0, "weights_sha256": source.1 }),
-            )
-        });
-        Ok(ModelRef { name: name.to_string(), source: ModelSource::Folder(dir.clone()) })
+                )));
+            };
+            let l = crate::model::load::LoadedModel::open(dir, tch::Device::Cpu)?;
+            let (kind, sha) = (l.source.kind.name(), l.source.weights_sha256);
+            s.with_record(|r| {
+                r.provenance.models.insert(
+                    name.to_string(),
+                    serde_json::json!({ "given": dir.display().to_string(), "kind": kind, "weights_sha256": sha }),
+                )
+            });
+            Ok(ModelRef { name: name.to_string(), source: ModelSource::Folder(dir.clone()) })
+        })
     });
     let s = session.clone();
     m.set_native_fn("is_given", move |name: &str| Ok(s.env.given_models.contains_key(name)));

@@ -29,7 +29,7 @@ use rhai::{Dynamic, Map, Module, NativeCallContext};
 use serde::Deserialize;
 use tch::Tensor;
 
-use super::engine::{at, rhai_err, Session};
+use super::engine::{native, rhai_err, Res, Session};
 use super::handles::ModelRef;
 use super::ns_wordvec::StaticVectors;
 use crate::analysis::metrics::{index_dictionary, word_translation, IndexedDict};
@@ -41,8 +41,6 @@ use crate::error::{Error, Result};
 use crate::features::words::{corpus_averaged, embedding_rows};
 use crate::features::{Extraction, Pooling, Tokenized};
 use crate::model::load::LoadedModel;
-
-type Res<T> = std::result::Result<T, Box<rhai::EvalAltResult>>;
 
 /// What `words::align` computes.
 #[derive(Debug, Clone, Deserialize)]
@@ -248,30 +246,29 @@ pub fn module(session: &Session) -> Module {
     let mut m = Module::new();
     let s = session.clone();
     m.set_native_fn("align", move |ctx: NativeCallContext, src_model: ModelRef, tgt_model: ModelRef, spec: Map| {
-        let f = || -> Res<Map> {
+        native(&ctx, || -> Res<Map> {
             let spec: WordAlignSpec = rhai::serde::from_dynamic(&Dynamic::from_map(spec))
                 .map_err(|e| rhai_err(format!("words::align spec: {e}")))?;
-            let norm: Normalization = spec.norm.parse().map_err(rhai_err)?;
-            let method = Method::parse(&spec.method, 10, 30.0).map_err(rhai_err)?;
+            let norm: Normalization = spec.norm.parse()?;
+            let method = Method::parse(&spec.method, 10, 30.0)?;
             let (catalog, roots) = &*s.data;
-            let (split, files) =
-                crate::data::evalsets::muse_split(catalog, roots, &spec.dictionary).map_err(rhai_err)?;
+            let (split, files) = crate::data::evalsets::muse_split(catalog, roots, &spec.dictionary)?;
             s.note_data(&files);
             let probe = Probe { train: pair_list(&split.train), test: pair_list(&split.test), norm, method };
             let src_wanted: HashSet<&str> = probe.train.iter().chain(&probe.test).map(|p| p.0.as_str()).collect();
             let tgt_wanted: HashSet<&str> = probe.train.iter().chain(&probe.test).map(|p| p.1.as_str()).collect();
-            let sm = super::ns_features::open(&s, &src_model).map_err(rhai_err)?;
-            let a = side(&sm, &spec.src, &spec.corpus_src, &src_wanted).map_err(rhai_err)?;
+            let sm = super::ns_features::open(&s, &src_model)?;
+            let a = side(&sm, &spec.src, &spec.corpus_src, &src_wanted)?;
             drop(sm);
-            let tm = super::ns_features::open(&s, &tgt_model).map_err(rhai_err)?;
-            let b = side(&tm, &spec.tgt, &spec.corpus_tgt, &tgt_wanted).map_err(rhai_err)?;
+            let tm = super::ns_features::open(&s, &tgt_model)?;
+            let b = side(&tm, &spec.tgt, &spec.corpus_tgt, &tgt_wanted)?;
             let layers = a.contextual.size()[0].min(b.contextual.size()[0]);
             let mut contextual = Vec::new();
             for l in 0..layers {
-                let r = probe.run(&a.contextual.get(l), &b.contextual.get(l), &a.words, &b.words).map_err(rhai_err)?;
+                let r = probe.run(&a.contextual.get(l), &b.contextual.get(l), &a.words, &b.words)?;
                 contextual.push(result_map(r));
             }
-            let nonctx = probe.run(&a.embeddings, &b.embeddings, &a.single, &b.single).map_err(rhai_err)?;
+            let nonctx = probe.run(&a.embeddings, &b.embeddings, &a.single, &b.single)?;
             s.env.log.push(format!(
                 "words::align {}→{}: vocabularies {} / {} words ({} / {} single-subword)",
                 spec.src,
@@ -294,25 +291,23 @@ pub fn module(session: &Session) -> Module {
             out.insert("single_src".into(), list(&a.single));
             out.insert("single_tgt".into(), list(&b.single));
             Ok(out)
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     let s = session.clone();
     m.set_native_fn(
         "align_static",
         move |ctx: NativeCallContext, src: StaticVectors, tgt: StaticVectors, spec: Map| {
-            let f = || -> Res<Dynamic> {
+            native(&ctx, || -> Res<Dynamic> {
                 let spec: StaticAlignSpec = rhai::serde::from_dynamic(&Dynamic::from_map(spec))
                     .map_err(|e| rhai_err(format!("words::align_static spec: {e}")))?;
                 let (catalog, roots) = &*s.data;
-                let (split, files) =
-                    crate::data::evalsets::muse_split(catalog, roots, &spec.dictionary).map_err(rhai_err)?;
+                let (split, files) = crate::data::evalsets::muse_split(catalog, roots, &spec.dictionary)?;
                 s.note_data(&files);
                 let probe = Probe {
                     train: pair_list(&split.train),
                     test: pair_list(&split.test),
-                    norm: spec.norm.parse().map_err(rhai_err)?,
-                    method: Method::parse(&spec.method, 10, 30.0).map_err(rhai_err)?,
+                    norm: spec.norm.parse()?,
+                    method: Method::parse(&spec.method, 10, 30.0)?,
                 };
                 let (src_only, tgt_only) = (word_set(&spec.src_words), word_set(&spec.tgt_words));
                 let keep = |set: &Option<HashSet<&str>>, w: &str| set.as_ref().is_none_or(|s| s.contains(w));
@@ -331,19 +326,17 @@ pub fn module(session: &Session) -> Module {
                     a_words.len(),
                     b_words.len()
                 ));
-                Ok(result_map(probe.run(&a, &b, &a_words, &b_words).map_err(rhai_err)?))
-            };
-            f().map_err(|e| at(&ctx, e))
+                Ok(result_map(probe.run(&a, &b, &a_words, &b_words)?))
+            })
         },
     );
     let s = session.clone();
     m.set_native_fn("corpus", move |ctx: NativeCallContext, model: ModelRef, lang: &str, n: i64| {
-        let f = || -> Res<rhai::Array> {
-            let lines = model_corpus(&model, lang, n.max(0) as usize).map_err(rhai_err)?;
+        native(&ctx, || -> Res<rhai::Array> {
+            let lines = model_corpus(&model, lang, n.max(0) as usize)?;
             s.env.log.push(format!("words::corpus {} {lang}: {} sentences", model.name, lines.len()));
             Ok(lines.into_iter().map(Dynamic::from).collect())
-        };
-        f().map_err(|e| at(&ctx, e))
+        })
     });
     m
 }

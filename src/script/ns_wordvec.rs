@@ -31,7 +31,7 @@ use rhai::{Dynamic, Engine, Map, Module, NativeCallContext};
 use serde::Deserialize;
 use tch::{Kind, Tensor};
 
-use super::engine::{at, rhai_err, Session};
+use super::engine::{native, rhai_err, Res, Session};
 use super::handles::{ModelRef, ModelSource};
 use crate::analysis::word_retrieval::{mrr, random_mrr, Retrieval};
 use crate::error::{Error, Result};
@@ -40,8 +40,6 @@ use crate::wordvec::train::StaticKind;
 use crate::wordvec::training_text::{subword_mean, Unit};
 use crate::wordvec::zoo::{ensure_static, StaticRequest};
 use crate::wordvec::WordVectors;
-
-type Res<T> = std::result::Result<T, Box<rhai::EvalAltResult>>;
 
 /// Static vectors as scripts see them.
 #[derive(Clone)]
@@ -245,21 +243,19 @@ pub fn module(session: &Session) -> Module {
     let mut m = Module::new();
     let s = session.clone();
     m.set_native_fn("train", move |ctx: NativeCallContext, model: ModelRef, spec: Map| {
-        let f = || -> Res<StaticVectors> {
+        native(&ctx, || -> Res<StaticVectors> {
             let spec: TrainSpec = rhai::serde::from_dynamic(&Dynamic::from_map(spec))
                 .map_err(|e| rhai_err(format!("wordvec::train options: {e}")))?;
-            train(&s, &model, spec).map_err(rhai_err)
-        };
-        f().map_err(|e| at(&ctx, e))
+            Ok(train(&s, &model, spec)?)
+        })
     });
     let s = session.clone();
     m.set_native_fn("mrr", move |ctx: NativeCallContext, reps: rhai::Array, spec: Map| {
-        let f = || -> Res<rhai::Array> {
+        native(&ctx, || -> Res<rhai::Array> {
             let spec: MrrSpec = rhai::serde::from_dynamic(&Dynamic::from_map(spec))
                 .map_err(|e| rhai_err(format!("wordvec::mrr options: {e}")))?;
-            Ok(retrieval(&s, &reps, &spec).map_err(rhai_err)?.into_iter().map(Dynamic::from_map).collect())
-        };
-        f().map_err(|e| at(&ctx, e))
+            Ok(retrieval(&s, &reps, &spec)?.into_iter().map(Dynamic::from_map).collect())
+        })
     });
     m
 }

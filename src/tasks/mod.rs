@@ -12,6 +12,8 @@
 //!   or a frozen encoder's layers (Liu et al. 2020 §3.1.2).
 //! - [`frozen_nli_transfer`]: zero-shot XNLI with it — per-sentence encoding, token coverage of static vectors.
 //! - [`lstm`]: a one-layer LSTM as an explicit loop over steps (libtorch's fused CPU LSTM stalls on 2 cores).
+//! - [`run`]: one transfer run from a request (task, model, languages, overrides, scale, compute, stack), with the
+//!   task-result cache; what the script namespace `task::`, the CLI and notebooks call.
 //! - [`grid`]: a batch × learning-rate grid ranked by English dev, reporting the mean of the best two.
 //! - [`items`]: the per-item outcomes behind every test score (per pair, per sentence), for bootstrap intervals.
 //! - [`ner`]: the BIO tagger on first subwords and its fine-tuning with best-span-F1 selection.
@@ -53,6 +55,7 @@ pub mod parse;
 pub mod parse_decode;
 pub mod parse_metrics;
 pub mod parse_transfer;
+pub mod run;
 pub mod symmetrize;
 pub mod word_align;
 pub mod word_inputs;

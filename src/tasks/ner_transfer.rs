@@ -19,11 +19,11 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::backbone::TaskModel;
+use super::common::{check_languages, ModelInfo, TRAIN_LANG};
 use super::finetune::{DevPoint, FreezeReport, LossSummary};
 use super::items::ItemScores;
 use super::ner::{tag_index, NerConfig, NerFinetune, NerItem};
 use super::ner_metrics::{NerEval, SpanCounts};
-use super::common::{check_languages, ModelInfo, TRAIN_LANG};
 use super::word_inputs::WordEncoder;
 use crate::data::evalsets::FilesRead;
 use crate::data::formats::{conll2003, panx, TaggedSentence};
