@@ -1,17 +1,23 @@
 //! `crossling task …`: fine-tuned tasks for zero-shot cross-lingual transfer (Wu, Conneau et al. 2020 §3, Table 1).
 //! `task nli` fine-tunes on English MNLI and reports XNLI dev accuracy per language (`crossling::tasks::nli`,
-//! `crossling::tasks::nli_transfer`).
+//! `crossling::tasks::nli_transfer`). `nli`, `ner` and `parse` run through `crossling::tasks::run`, the library call
+//! the scripts' `task::run` makes, so they read and write the same result cache (`--fresh` recomputes).
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
+use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crossling::data::evalsets::FilesRead;
 use crossling::data::manifest::Catalog;
 use crossling::data::resolve::DataRoots;
 use crossling::device::{Compute, Precision};
 use crossling::model::LoadedModel;
 use crossling::tasks::finetune::{FreezeReport, LossSummary};
-use crossling::tasks::nli::{MdsEval, NliConfig};
-use crossling::tasks::nli_transfer::{check_setup, default_langs, load_nli_data, run_nli, xnli_languages, NliResult};
+use crossling::tasks::ner_transfer::NerTrainData;
+use crossling::tasks::nli::MdsEval;
+use crossling::tasks::nli_transfer::NliResult;
+use crossling::tasks::run::{run_task, JsonMap, OpenModel, StackRequest, TaskContext, TaskKind, TaskRequest};
 use crossling::Scale;
 
 #[derive(Subcommand)]
@@ -72,6 +78,10 @@ pub struct FinetuneArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Fine-tune again instead of reading a cached result (`nli`, `ner` and `parse` results are cached in
+    /// `$CROSSLING_MODELS/tasks/` with the figures' runs, by the model's weights and every resolved setting).
+    #[arg(long)]
+    pub fresh: bool,
 }
 
 impl FinetuneArgs {
@@ -85,23 +95,32 @@ impl FinetuneArgs {
             })
             .transpose()
     }
-}
 
-/// Applies the shared command-line overrides of [`FinetuneArgs`] `$a` to a task config `$c` (fields of the same
-/// names in every task config); `?` on a bad `--max-train`.
-macro_rules! apply_finetune_args {
-    ($c:expr, $a:expr) => {
-        $c.lr = $a.lr.unwrap_or($c.lr);
-        $c.batch_size = $a.batch.unwrap_or($c.batch_size);
-        $c.epochs = $a.epochs.unwrap_or($c.epochs);
-        $c.freeze_layers = $a.freeze_layers.unwrap_or($c.freeze_layers);
-        $c.freeze_embeddings |= $a.freeze_embeddings;
-        $c.eval_every = $a.eval_every.unwrap_or($c.eval_every);
-        $c.seed = $a.seed.unwrap_or($c.seed);
-        $c.max_train = $a.max_train()?.unwrap_or($c.max_train);
-    };
+    /// The shared command-line settings as config fields over the task's preset.
+    pub fn overrides(&self) -> Result<JsonMap> {
+        let mut o = JsonMap::new();
+        let numbers = [
+            ("lr", self.lr.map(serde_json::Value::from)),
+            ("batch_size", self.batch.map(serde_json::Value::from)),
+            ("epochs", self.epochs.map(serde_json::Value::from)),
+            ("freeze_layers", self.freeze_layers.map(serde_json::Value::from)),
+            ("eval_every", self.eval_every.map(serde_json::Value::from)),
+            ("seed", self.seed.map(serde_json::Value::from)),
+        ];
+        for (k, v) in numbers {
+            if let Some(v) = v {
+                o.insert(k.to_string(), v);
+            }
+        }
+        if self.freeze_embeddings {
+            o.insert("freeze_embeddings".into(), true.into());
+        }
+        if let Some(m) = self.max_train()? {
+            o.insert("max_train".into(), serde_json::json!(m));
+        }
+        Ok(o)
+    }
 }
-pub(super) use apply_finetune_args;
 
 #[derive(Args)]
 pub struct NliArgs {
@@ -128,11 +147,9 @@ pub fn run(cmd: TaskCommand) -> Result<()> {
     }
 }
 
-/// The preset of `--scale` with the command-line overrides.
-fn config(args: &NliArgs) -> Result<NliConfig> {
-    let a = &args.common;
-    let mut c = NliConfig::at(a.scale);
-    apply_finetune_args!(c, a);
+/// The command-line settings as config fields over the NLI preset.
+fn overrides(args: &NliArgs) -> Result<JsonMap> {
+    let mut o = args.common.overrides()?;
     if args.mds {
         let mut m = MdsEval { layer: args.mds_layer, ..MdsEval::default() };
         if let Some(text) = &args.mds_alphas {
@@ -141,10 +158,9 @@ fn config(args: &NliArgs) -> Result<NliConfig> {
                 .map(|x| x.trim().parse::<f64>().map_err(|_| anyhow::anyhow!("--mds-alphas: '{x}' is not a number")))
                 .collect::<Result<_>>()?;
         }
-        c.mds = Some(m);
+        o.insert("mds".into(), serde_json::to_value(m)?);
     }
-    c.validate()?;
-    Ok(c)
+    Ok(o)
 }
 
 /// `fr,de` → `["fr", "de"]`: trimmed, lowercase, no duplicates, none empty.
@@ -162,16 +178,75 @@ pub(super) fn parse_langs(text: &str) -> Result<Vec<String>> {
 }
 
 fn nli(args: NliArgs) -> Result<()> {
-    let cfg = config(&args)?;
+    let over = overrides(&args)?;
     let a = &args.common;
-    let (compute, catalog) = (Compute::resolve(&a.device, Precision::Auto)?, load_catalog()?);
-    let xnli_langs = xnli_languages(&catalog)?;
-    let (m, langs) =
-        open_model(&a.model, a.langs.as_deref(), compute, "XNLI", &xnli_langs, |m| default_langs(m, &xnli_langs))?;
-    check_setup(&m, &langs, &xnli_langs, &cfg)?;
-    let data = load_nli_data(&catalog, &DataRoots::from_env(), &langs)?;
-    let r = run_nli(m, &data, &langs, &cfg, compute, !a.json)?;
+    let (result, files) = run_cli_task(a, TaskKind::Nli, over, None, None)?;
+    let mut r: NliResult = serde_json::from_value(result).context("reading the NLI result")?;
+    r.files = files;
     report(a, &r, print_summary)
+}
+
+/// A model folder of the command line; its load notes are printed once.
+pub(super) struct CliModel {
+    name: String,
+    dir: PathBuf,
+    noted: Cell<bool>,
+}
+
+impl CliModel {
+    pub(super) fn new(dir: &std::path::Path) -> Self {
+        CliModel { name: dir.display().to_string(), dir: dir.to_path_buf(), noted: Cell::new(false) }
+    }
+}
+
+impl OpenModel for CliModel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn open(&self, device: tch::Device) -> crossling::Result<LoadedModel> {
+        let m = LoadedModel::open(&self.dir, device)?;
+        if !self.noted.replace(true) {
+            for note in &m.notes {
+                eprintln!("note: {note}");
+            }
+        }
+        Ok(m)
+    }
+}
+
+/// Runs `task` on `--model` through the library (with the result cache the scripts use; `--fresh` recomputes):
+/// `overrides` over the preset of `--scale`, an optional stack on frozen layers with its target models, and NER's
+/// training data. Returns the task's result as JSON and every data file read.
+pub(super) fn run_cli_task(
+    a: &FinetuneArgs,
+    task: TaskKind,
+    overrides: JsonMap,
+    stack: Option<(crossling::tasks::aligned_stack::StackPlan, BTreeMap<String, CliModel>)>,
+    train_data: Option<NerTrainData>,
+) -> Result<(serde_json::Value, FilesRead)> {
+    let compute = Compute::resolve(&a.device, Precision::Auto)?;
+    let catalog = load_catalog()?;
+    let roots = DataRoots::from_env();
+    let models_dir = crossling::train::zoo::models_root();
+    let model = CliModel::new(&a.model);
+    let langs = a.langs.as_deref().map(parse_langs).transpose()?;
+    let stack = stack.as_ref().map(|(plan, targets)| StackRequest {
+        plan: plan.clone(),
+        targets: targets.iter().map(|(l, m)| (l.clone(), m as &dyn OpenModel)).collect(),
+    });
+    let req =
+        TaskRequest { task, model: &model, langs, overrides, seed: None, scale: a.scale, compute, stack, train_data };
+    let log = |line: String| eprintln!("{line}");
+    let ctx = TaskContext {
+        catalog: &catalog,
+        roots: &roots,
+        models_dir: &models_dir,
+        fresh: a.fresh,
+        progress: !a.json,
+        log: &log,
+    };
+    let out = run_task(&ctx, &req)?;
+    Ok((out.run.result, out.files))
 }
 
 /// The data manifests.

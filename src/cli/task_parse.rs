@@ -4,14 +4,11 @@
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::task::{apply_finetune_args, load_catalog, open_model, report, stack_line, training_line, FinetuneArgs};
+use super::task::{report, run_cli_task, stack_line, training_line, FinetuneArgs};
 use super::task_stack::StackArgs;
-use crossling::data::resolve::DataRoots;
-use crossling::device::{Compute, Precision};
-use crossling::tasks::parse::{Decode, ParseConfig};
-use crossling::tasks::parse_transfer::{
-    check_setup, default_langs, eval_treebank, load_parse_data, parse_languages, run_parse, ParseResult,
-};
+use crossling::tasks::parse::Decode;
+use crossling::tasks::parse_transfer::ParseResult;
+use crossling::tasks::run::{JsonMap, TaskKind};
 
 #[derive(Args)]
 pub struct ParseArgs {
@@ -27,44 +24,28 @@ pub struct ParseArgs {
     pub include_punct: bool,
 }
 
-/// The preset of `--scale` (smoke: 200 sentences, 1 epoch, lr 2e-3; cpu: all 5,238 sentences, 4 epochs, lr 2e-3,
-/// arc / label MLPs 128 / 64; paper: all sentences, 3 epochs, lr 5e-5, MLPs 500 / 100) with the overrides.
-fn config(a: &ParseArgs) -> Result<ParseConfig> {
-    let common = &a.common;
-    let mut c = ParseConfig::at(common.scale);
-    apply_finetune_args!(c, common);
-    c.include_punct |= a.include_punct;
-    if let Some(d) = &a.decode {
-        c.decode = Decode::from_name(d).context("--decode")?;
+/// The command-line settings as config fields over the preset of `--scale` (smoke: 200 sentences, 1 epoch, lr 2e-3;
+/// cpu: all 5,238 sentences, 4 epochs, lr 2e-3, arc / label MLPs 128 / 64; paper: all sentences, 3 epochs, lr 5e-5,
+/// MLPs 500 / 100).
+fn overrides(a: &ParseArgs) -> Result<JsonMap> {
+    let mut o = a.common.overrides()?;
+    if a.include_punct {
+        o.insert("include_punct".into(), true.into());
     }
-    c.validate()?;
-    Ok(c)
+    if let Some(d) = &a.decode {
+        o.insert("decode".into(), serde_json::to_value(Decode::from_name(d).context("--decode")?)?);
+    }
+    Ok(o)
 }
 
-/// Runs `task parse`.
+/// Runs `task parse` (see [`run_cli_task`]).
 pub fn parse(args: ParseArgs) -> Result<()> {
-    let cfg = config(&args)?;
-    args.stack.plan(args.common.scale, &cfg.freeze_plan())?; // stack options checked before any model is loaded
+    let over = overrides(&args)?;
     let a = &args.common;
-    let (compute, catalog) = (Compute::resolve(&a.device, Precision::Auto)?, load_catalog()?);
-    let known: Vec<String> = parse_languages().iter().map(|l| l.to_string()).collect();
-    let targets: Vec<String> = args.stack.target_dirs()?.into_keys().collect();
-    let (m, langs) = open_model(&a.model, a.langs.as_deref(), compute, "parsing", &known, |m| {
-        if targets.is_empty() {
-            default_langs(m)
-        } else {
-            targets.clone()
-        }
-    })?;
-    check_setup(&m, &args.stack.own_langs(&langs)?, &cfg)?;
-    for t in &targets {
-        eval_treebank(t)?;
-    }
-    let data = load_parse_data(&catalog, &DataRoots::from_env(), &langs)?;
-    let (model, map_files) =
-        args.stack.task_model(m, &langs, a.scale, &cfg.freeze_plan(), cfg.seed, compute, &catalog)?;
-    let mut r = run_parse(model, &data, &langs, &cfg, compute, !a.json)?;
-    r.files.extend(map_files);
+    let stack = args.stack.request(a.scale)?;
+    let (result, files) = run_cli_task(a, TaskKind::Parse, over, stack, None)?;
+    let mut r: ParseResult = serde_json::from_value(result).context("reading the parsing result")?;
+    r.files = files;
     report(a, &r, print_summary)
 }
 

@@ -4,17 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 
-use crossling::data::evalsets::FilesRead;
-use crossling::data::manifest::Catalog;
-use crossling::data::resolve::DataRoots;
-use crossling::device::Compute;
-use crossling::model::LoadedModel;
-use crossling::tasks::aligned_stack::{build_stack, own_langs, StackPlan};
-use crossling::tasks::backbone::TaskModel;
-use crossling::tasks::finetune::FreezePlan;
+use super::task::CliModel;
+use crossling::tasks::aligned_stack::StackPlan;
 
 #[derive(Args)]
 pub struct StackArgs {
@@ -47,46 +41,14 @@ impl StackArgs {
         Ok(out)
     }
 
-    /// The languages the main model must read itself: `langs` without the target languages (English at least).
-    pub fn own_langs(&self, langs: &[String]) -> Result<Vec<String>> {
-        let targets: Vec<String> = self.target_dirs()?.into_keys().collect();
-        Ok(own_langs(langs, &targets))
-    }
-
-    /// The stack's settings at `scale` (`None` without `--stack-layer`), checked with the task's freezing plan.
-    pub fn plan(&self, scale: crossling::Scale, freeze: &FreezePlan) -> Result<Option<StackPlan>> {
+    /// The stack's settings at `scale` and its target models (`None` without `--stack-layer`); the library checks
+    /// the plan with the task's freezing plan before any model is loaded.
+    pub fn request(&self, scale: crossling::Scale) -> Result<Option<(StackPlan, BTreeMap<String, CliModel>)>> {
         let Some(layer) = self.stack_layer else { return Ok(None) };
         let mut plan = StackPlan::new(layer, scale);
         plan.depth = self.stack_depth;
         plan.map_sentences = self.map_sentences.unwrap_or(plan.map_sentences);
-        let targets: Vec<String> = self.target_dirs()?.into_keys().collect();
-        plan.check(freeze, &targets)?;
-        Ok(Some(plan))
-    }
-
-    /// The model a run fine-tunes: `main` itself, or the stack on it with the data files its maps read.
-    #[allow(clippy::too_many_arguments)] // the run's settings, each from a different source
-    pub fn task_model(
-        &self,
-        main: LoadedModel,
-        langs: &[String],
-        scale: crossling::Scale,
-        freeze: &FreezePlan,
-        seed: u64,
-        compute: Compute,
-        catalog: &Catalog,
-    ) -> Result<(TaskModel, FilesRead)> {
-        let Some(plan) = self.plan(scale, freeze)? else { return Ok((main.into(), FilesRead::new())) };
-        let mut targets = BTreeMap::new();
-        for (lang, dir) in self.target_dirs()? {
-            let m =
-                LoadedModel::open(&dir, compute.device).with_context(|| format!("loading model {}", dir.display()))?;
-            targets.insert(lang, m);
-        }
-        let built = build_stack(catalog, &DataRoots::from_env(), main, targets, langs, &plan, seed)?;
-        for line in &built.log {
-            eprintln!("{line}");
-        }
-        Ok((built.model, built.files))
+        let targets = self.target_dirs()?.into_iter().map(|(lang, dir)| (lang, CliModel::new(&dir))).collect();
+        Ok(Some((plan, targets)))
     }
 }

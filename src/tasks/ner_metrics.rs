@@ -23,7 +23,7 @@
 //! the identity on IOB2 gold (and converts IOB1 gold, except that IOB1's adjacent `I-X I-Y` of different types is
 //! read as one span of type `Y`).
 use crate::error::{Error, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// An entity span: its type and the half-open token range `start..end`.
@@ -99,7 +99,7 @@ pub fn repair<S: AsRef<str>>(tags: &[S]) -> Result<Vec<String>> {
 }
 
 /// Span counts of one corpus (or of one entity type).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SpanCounts {
     pub gold: usize,
     pub predicted: usize,
@@ -138,7 +138,7 @@ impl SpanCounts {
 }
 
 /// Micro span scores of a corpus, with the counts behind them and a per-type breakdown.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NerEval {
     pub precision: f64,
     pub recall: f64,

@@ -188,7 +188,7 @@ pub fn encode_sentences(
 }
 
 /// Span scores of one language.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LangNer {
     pub sentences: usize,
     /// Sentences that lost words to truncation (their dropped words are tagged `O`).
@@ -198,7 +198,7 @@ pub struct LangNer {
 }
 
 /// The result of [`run_ner`].
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NerResult {
     /// `ner`.
     pub task: String,

@@ -17,7 +17,11 @@ pub fn mirror() -> Option<PathBuf> {
 /// Run the binary offline with `data` as the mirror (or none) and `cache` as the cache.
 pub fn crossling(args: &[&str], data: Option<&Path>, cache: &Path) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_crossling"));
-    cmd.args(args).env("CROSSLING_CACHE", cache).env("CROSSLING_OFFLINE", "1");
+    // Models and task results go to the test's own cache, not the user's.
+    cmd.args(args)
+        .env("CROSSLING_CACHE", cache)
+        .env("CROSSLING_MODELS", cache.join("models"))
+        .env("CROSSLING_OFFLINE", "1");
     match data {
         Some(d) => cmd.env("CROSSLING_DATA", d),
         None => cmd.env_remove("CROSSLING_DATA"),
