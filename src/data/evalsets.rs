@@ -22,32 +22,37 @@ pub type FilesRead = Vec<(String, String)>;
 /// source: the source words of MUSE `en-fr`, in their order, each paired with its own rewrite (one translation per
 /// word), split by the same ranks.
 pub fn muse_split(catalog: &Catalog, roots: &DataRoots, pair: &str) -> Result<(Split, FilesRead)> {
-    if let Some((src, tgt)) = pair.split_once('-') {
-        if let Some((source, rewrite)) = crate::text::pseudo::eval_source(tgt).filter(|(s, _)| *s == src) {
-            let (pairs, files) = muse_pairs(catalog, roots, &format!("{source}-fr"))?;
+    let (pairs, files) = muse_pairs(catalog, roots, pair)?;
+    let pairs = match synthetic_target(pair) {
+        Some(rewrite) => {
             let mut seen = HashSet::new();
-            let identity: Vec<DictPair> = pairs
+            pairs
                 .into_iter()
                 .filter(|p| seen.insert(p.src.clone()))
-                .map(|p| DictPair { tgt: rewrite.words(std::slice::from_ref(&p.src)).remove(0), src: p.src })
-                .collect();
-            return Ok((split_by_source_rank(&identity, MUSE_TRAIN, MUSE_TEST), files));
+                .map(|p| DictPair { tgt: rewrite.word(&p.src), src: p.src })
+                .collect()
         }
-    }
-    let (pairs, files) = muse_pairs(catalog, roots, pair)?;
+        None => pairs,
+    };
     Ok((split_by_source_rank(&pairs, MUSE_TRAIN, MUSE_TEST), files))
+}
+
+/// The rewrite of `pair`'s target when it is a synthetic language of `pair`'s source (`en-enx`).
+fn synthetic_target(pair: &str) -> Option<crate::text::rewrite::Rewrite> {
+    let (src, tgt) = pair.split_once('-')?;
+    crate::text::pseudo::eval_source(tgt).filter(|(s, _)| *s == src).map(|(_, r)| r)
 }
 
 /// The mirror path of the MUSE file behind `pair` (`en-enx` reads `en-fr`: see [`muse_split`]).
 pub fn muse_path(pair: &str) -> String {
-    let file_pair = match pair.split_once('-') {
-        Some((src, tgt)) if crate::text::pseudo::eval_source(tgt).is_some_and(|(s, _)| s == src) => format!("{src}-fr"),
+    let file_pair = match (synthetic_target(pair), pair.split_once('-')) {
+        (Some(_), Some((src, _))) => format!("{src}-fr"),
         _ => pair.to_string(),
     };
     format!("dict/muse/{file_pair}.dict")
 }
 
-/// Every pair of the MUSE dictionary `pair`, in file order.
+/// Every pair of the MUSE file behind `pair` ([`muse_path`]), in file order.
 fn muse_pairs(catalog: &Catalog, roots: &DataRoots, pair: &str) -> Result<(Vec<DictPair>, FilesRead)> {
     let muse = catalog.get("muse")?;
     let wanted = muse_path(pair);
@@ -89,22 +94,15 @@ pub fn xnli_parallel(
     'splits: for split in ["dev", "test"] {
         let mut rows = Vec::new();
         for lang in langs {
-            let (read_lang, rewrite) = match crate::text::pseudo::eval_source(lang) {
-                Some((source, r)) => (source, Some(r)),
-                None => (lang.as_str(), None),
-            };
-            let path = format!("xnli/{split}-{read_lang}.tsv");
+            let path = format!("xnli/{split}-{}.tsv", crate::text::pseudo::eval_file_language(lang));
             let entry = m.files.iter().find(|f| f.path == path).ok_or_else(|| {
                 Error::Invalid(format!("xnli has no {split} file for '{lang}' (languages: {})", m.languages.join(", ")))
             })?;
             let local = roots.resolve(entry)?;
             files.push((entry.path.clone(), entry.sha256.clone()));
             let mut read = xnli::read(&local)?;
-            if let Some(r) = rewrite {
-                for e in &mut read {
-                    e.premise = r.sentence(&e.premise);
-                    e.hypothesis = r.sentence(&e.hypothesis);
-                }
+            if let Some((_, r)) = crate::text::pseudo::eval_source(lang) {
+                r.nli_examples(&mut read);
             }
             rows.push(read);
         }
@@ -228,6 +226,6 @@ mod tests {
         assert_eq!(words(&x.test), words(&fr.test));
         assert_eq!(x.test.len(), words(&x.test).len(), "one translation per word");
         let rw = crate::text::rewrite::Rewrite::Script;
-        assert!(x.test.iter().all(|p| p.tgt == rw.words(std::slice::from_ref(&p.src))[0]));
+        assert!(x.test.iter().all(|p| p.tgt == rw.word(&p.src)));
     }
 }

@@ -123,15 +123,10 @@ pub fn load_ner_data(catalog: &Catalog, roots: &DataRoots, source: NerTrainData,
     for lang in langs.iter().filter(|l| l.as_str() != TRAIN_LANG) {
         // A synthetic language reads its source's dev file, rewritten; `run_ner` scores it on the sentences English
         // is scored on (those after the ones that select the model).
-        let synthetic = crate::text::pseudo::eval_source(lang);
-        let file_lang = synthetic.map_or(lang.as_str(), |(source, _)| source);
-        let path = format!("ner/panx/dev-{file_lang}.tsv");
+        let path = format!("ner/panx/dev-{}.tsv", crate::text::pseudo::eval_file_language(lang));
         let mut rows = read_manifest_file(catalog, roots, "panx", &path, &mut files, panx::read)?;
-        if let Some((_, r)) = synthetic {
-            for s in &mut rows {
-                s.tokens = r.words(&s.tokens);
-                s.tags = r.tags(&s.tags);
-            }
+        if let Some((_, r)) = crate::text::pseudo::eval_source(lang) {
+            r.tagged(&mut rows);
         }
         eval.insert(lang.clone(), rows);
     }

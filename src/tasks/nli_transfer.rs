@@ -73,17 +73,13 @@ pub fn load_nli_data(catalog: &Catalog, roots: &DataRoots, langs: &[String]) -> 
     }
     for lang in wanted {
         // A synthetic language reads its source's dev file (the sentences English is scored on), rewritten.
-        let synthetic = crate::text::pseudo::eval_source(lang);
-        let want = format!("xnli/dev-{}.tsv", synthetic.map_or(lang.as_str(), |(source, _)| source));
+        let want = format!("xnli/dev-{}.tsv", crate::text::pseudo::eval_file_language(lang));
         let entry = x.files.iter().find(|f| f.path == want).ok_or_else(|| unknown_xnli(lang, &x.languages))?;
         let path = roots.resolve(entry)?;
         files.push((entry.path.clone(), entry.sha256.clone()));
         let mut rows: Vec<NliExample> = xnli::read(&path)?.into_iter().filter(|e| e.label.is_some()).collect();
-        if let Some((_, r)) = synthetic {
-            for e in &mut rows {
-                e.premise = r.sentence(&e.premise);
-                e.hypothesis = r.sentence(&e.hypothesis);
-            }
+        if let Some((_, r)) = crate::text::pseudo::eval_source(lang) {
+            r.nli_examples(&mut rows);
         }
         if rows.is_empty() {
             return Err(Error::format_file(&path, "no labelled rows (expected premise<TAB>hypothesis<TAB>label)"));

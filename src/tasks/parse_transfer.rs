@@ -60,7 +60,7 @@ pub fn parse_languages() -> Vec<String> {
 
 /// The evaluation treebank id of `lang` (of its source, for a synthetic language).
 pub fn eval_treebank(lang: &str) -> Result<&'static str> {
-    let lang = crate::text::pseudo::eval_source(lang).map_or(lang, |(source, _)| source);
+    let lang = crate::text::pseudo::eval_file_language(lang);
     EVAL_TREEBANKS.iter().find(|(l, _)| *l == lang).map(|(_, id)| *id).ok_or_else(|| {
         Error::Invalid(format!(
             "no parsing test treebank for language '{lang}' (available: {})",

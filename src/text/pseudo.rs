@@ -87,6 +87,12 @@ pub fn eval_source(code: &str) -> Option<(&'static str, Rewrite)> {
     pseudo(code).and_then(|p| p.rewrite.map(|r| (p.source, r)))
 }
 
+/// The language whose evaluation files `code` reads: its source for a synthetic language, else `code` itself (a
+/// pseudo-language without a rewrite, `en2`, has no evaluation files of its own).
+pub fn eval_file_language(code: &str) -> &str {
+    eval_source(code).map_or(code, |(source, _)| source)
+}
+
 /// `langs` (the languages a dataset covers) followed by every synthetic language whose source is among them: the
 /// languages whose evaluation sets can be read from it.
 pub fn with_synthetic(mut langs: Vec<String>) -> Vec<String> {
@@ -142,6 +148,7 @@ mod tests {
         assert_eq!(x["enxrev"].rewrite, Some(Rewrite::ScriptReversed));
         assert_eq!(eval_source("enx"), Some(("en", Rewrite::Script)));
         assert_eq!((eval_source("en2"), eval_source("fr")), (None, None));
+        assert_eq!((eval_file_language("enxrev"), eval_file_language("en2")), ("en", "en2"));
         assert_eq!(with_synthetic(langs("en-fr")), langs("en-fr-enx-enxrev"));
         assert_eq!(with_synthetic(langs("fr")), langs("fr"));
         assert!(halves(&langs("en2-enx")).is_err(), "two pseudo-languages of English read the same half");

@@ -28,6 +28,7 @@
 //! are reversed and joined by single spaces. Gold-tokenized task data is reversed token by token (a token keeps its
 //! characters' order): NER tags are reversed with their BIO prefixes repaired ([`reverse_bio`]), dependency heads
 //! renumbered ([`reverse_heads`]).
+use crate::data::formats::{NliExample, TaggedSentence};
 use serde::{Deserialize, Serialize};
 use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
 use tokenizers::{OffsetReferential, OffsetType, PreTokenizedString, PreTokenizer};
@@ -86,14 +87,35 @@ impl Rewrite {
         words.join(" ")
     }
 
-    /// Gold-tokenized words (NER, UD): each word's characters mapped; the order reversed with
+    /// One word's characters mapped (NFC first); its order is kept.
+    pub fn word(self, word: &str) -> String {
+        word.nfc().map(to_script).collect()
+    }
+
+    /// Gold-tokenized words (NER, UD): each word mapped by [`Rewrite::word`]; the order reversed with
     /// [`Rewrite::ScriptReversed`].
     pub fn words(self, words: &[String]) -> Vec<String> {
-        let mut out: Vec<String> = words.iter().map(|w| w.nfc().map(to_script).collect()).collect();
+        let mut out: Vec<String> = words.iter().map(|w| self.word(w)).collect();
         if self.reverses() {
             out.reverse();
         }
         out
+    }
+
+    /// NLI pairs in place: premise and hypothesis rewritten as sentences, labels kept.
+    pub fn nli_examples(self, rows: &mut [NliExample]) {
+        for e in rows {
+            e.premise = self.sentence(&e.premise);
+            e.hypothesis = self.sentence(&e.hypothesis);
+        }
+    }
+
+    /// Tagged sentences in place: words by [`Rewrite::words`], tags by [`Rewrite::tags`].
+    pub fn tagged(self, rows: &mut [TaggedSentence]) {
+        for s in rows {
+            s.tokens = self.words(&s.tokens);
+            s.tags = self.tags(&s.tags);
+        }
     }
 
     /// NER tags of [`Rewrite::words`]' output: unchanged, or reversed with their BIO prefixes repaired.
