@@ -198,8 +198,8 @@ pub fn train_module(session: &Session) -> Module {
     m
 }
 
-/// A scale's pre-training in words, for captions: "4-layer, 128-wide models (4 heads) pre-trained for 800 steps of
-/// 16 × 128 tokens on up to 20,000 sentences per language".
+/// A scale's pre-training in words, for captions: "4-layer, 128-wide models (4 heads) pre-trained for 1,500 steps of
+/// 32 × 64 tokens on up to 100,000 sentences per language".
 pub fn describe(p: &Pretraining) -> String {
     let thousands = |n: usize| {
         let s = n.to_string();
@@ -335,8 +335,8 @@ mod tests {
             assert!(e.contains("cuda:0"), "{e}");
         }
         let text = super::describe(&crate::train::presets::Pretraining::at(Scale::Cpu));
-        assert!(text.starts_with("4-layer, 128-wide models (4 heads) pre-trained for 800 steps of 16 × 128"), "{text}");
-        assert!(text.ends_with("on up to 20,000 sentences per language"), "{text}");
+        assert!(text.starts_with("4-layer, 128-wide models (4 heads) pre-trained for 1,500 steps of 32 × 64"), "{text}");
+        assert!(text.ends_with("on up to 100,000 sentences per language"), "{text}");
     }
 
     #[test]
