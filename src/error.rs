@@ -42,6 +42,10 @@ pub enum Error {
     /// Invalid argument or configuration from the user.
     #[error("{0}")]
     Invalid(String),
+
+    /// A lookup-only request (planning, [`crate::grid`]) found no cached result at this path.
+    #[error("not cached yet: {}", .0.display())]
+    NotCached(PathBuf),
 }
 
 impl Error {

@@ -12,6 +12,7 @@
 //! - [`claims`]: the papers' claims as predicates over scores with intervals, the verdict rule, `REPRODUCTION.md`.
 //! - [`data`]: manifests, resolution (mirror ▸ cache ▸ download) with sha256 checks, one reader per format.
 //! - [`device`]: device selection and facts about the linked libtorch.
+//! - [`grid`]: a figure as a graph of cached jobs (plan, one job, local workers, Slurm).
 //! - [`text`]: corpus building (per-language streams, splits, caps, domains, sentence splitting, Chinese
 //!   segmentation).
 //! - [`tasks`]: zero-shot evaluation building blocks — NER span F1 with BIO repair, UAS / LAS, greedy and
@@ -26,6 +27,7 @@ pub mod device;
 pub mod error;
 pub mod features;
 pub mod figures;
+pub mod grid;
 pub mod model;
 pub mod plot;
 pub mod progress;

@@ -95,25 +95,19 @@ fn every_figure_script_runs_at_smoke_scale_and_re_renders_from_its_json() {
         assert_eq!(sha(&first), before, "{}: re-rendered from JSON differs", f.id);
         assert!(out.join("logs").join(format!("{}.log", f.id)).is_file());
     }
-    // table1's backwards prefill (a second process's half of the grid) uses the same cache keys: from table1's
-    // cache it trains nothing and reports table1's numbers.
-    let prefill = work.path().join("prefill.rhai");
-    std::fs::write(&prefill, "import \"lib/transfer\" as tr;\ntr::prefill_backwards();\n").unwrap();
-    let o = run_script(&prefill, &out, &data, work.path());
+    // A plan made after the runs finds every pre-training and fine-tuning of table1 in the cache.
+    let plan = work.path().join("plan.json");
+    let o = crossling(
+        &["plan", "table1", "--scale", "smoke", "--out", out.to_str().unwrap(), "--plan", plan.to_str().unwrap()],
+        &data,
+        work.path(),
+    );
     assert!(o.status.success(), "{}", text(&o));
-    let read = |id: &str| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(out.join(format!("{id}.json"))).unwrap()).unwrap()
-    };
-    let (cells, table1) = (read("prefill"), read("table1"));
-    let log = std::fs::read_to_string(out.join("logs").join("prefill.log")).unwrap();
-    assert_eq!(log.matches(": cached result").count(), 30, "every fine-tuning read from table1's cache: {log}");
-    let cells = cells["values"].as_object().unwrap();
-    assert_eq!(cells.len(), 10 * 3, "10 ablations × en–fr × 3 tasks at smoke");
-    for (cell, v) in cells {
-        let [preset, pair, task] = cell.split(' ').collect::<Vec<_>>()[..] else { panic!("{cell}") };
-        let ours = &table1["values"][preset]["ours"][task][pair.trim_start_matches("en-")];
-        assert_eq!(v["score"].as_f64(), ours.as_f64(), "{cell}");
-    }
+    let plan = crossling::grid::plan::Plan::load(&plan).unwrap();
+    let kinds = |kind: &str| plan.jobs.iter().filter(|j| serde_json::to_value(j).unwrap()["kind"] == kind).count();
+    assert_eq!((kinds("pretrain"), kinds("task"), kinds("figure")), (10, 30, 1), "10 ablations × en–fr × 3 tasks");
+    assert!(plan.jobs.iter().filter(|j| j.id != "figure-table1").all(|j| j.done), "everything is cached");
+    assert!(plan.complete(), "{:?}", plan.figures);
 }
 
 #[test]

@@ -51,6 +51,10 @@ pub struct FigureArgs {
     ids: Vec<String>,
     #[command(flatten)]
     run: RunArgs,
+    /// Train and fine-tune in N parallel one-thread processes (the figures planned as a job graph and run by
+    /// `grid run`; the plan and job logs go to OUT/logs/); 1: everything in this process.
+    #[arg(long, default_value_t = 1)]
+    workers: usize,
 }
 
 #[derive(Args)]
@@ -77,7 +81,7 @@ fn figures_dir() -> PathBuf {
 
 /// Where `figure` writes at `scale` unless `--out` says otherwise: the reference runs live in `figures/` (`cpu`)
 /// and `figures/paper/`; anything else goes to `out/<scale>/` of the project, so a smoke run never replaces them.
-fn default_figure_dir(scale: Scale) -> PathBuf {
+pub(super) fn default_figure_dir(scale: Scale) -> PathBuf {
     match scale {
         Scale::Cpu => figures_dir(),
         Scale::Paper => figures_dir().join("paper"),
@@ -105,6 +109,7 @@ fn options(a: &RunArgs, default_out: PathBuf) -> Result<RunOptions> {
         given_models: given,
         seeds: a.seeds,
         force: a.force,
+        models_dir: crossling::train::zoo::models_root(),
     })
 }
 
@@ -136,6 +141,9 @@ pub fn figure(a: FigureArgs) -> Result<()> {
         a.ids.clone()
     };
     let opts = options(&a.run, default_figure_dir(a.run.scale))?;
+    if a.workers > 1 {
+        return with_workers(&ids, &a, &opts);
+    }
     for id in &ids {
         figures::info(id)?;
         let Some(script) = figures::script(&scripts, id) else {
@@ -147,6 +155,58 @@ pub fn figure(a: FigureArgs) -> Result<()> {
         let rec = run_script(&script, id, &opts)?;
         report(&rec, &opts.out_dir);
     }
+    Ok(())
+}
+
+/// `figure IDS --workers N`: plan the figures and run the plan with N one-thread workers (`crossling grid run`).
+fn with_workers(ids: &[String], a: &FigureArgs, opts: &RunOptions) -> Result<()> {
+    use crossling::grid::local::{run_local, LocalOptions};
+    use crossling::grid::plan::{make_plan, PlanRequest};
+    if !opts.given_models.is_empty() || opts.fresh {
+        bail!("--workers runs cached jobs: it takes neither --model nor --fresh");
+    }
+    let out =
+        if opts.out_dir.is_absolute() { opts.out_dir.clone() } else { std::env::current_dir()?.join(&opts.out_dir) };
+    for id in ids {
+        if opts.out_dir.join(format!("{id}.json")).is_file() && !opts.force {
+            let old = FigureRecord::load(&opts.out_dir.join(format!("{id}.json")))?;
+            if old.provenance.scale != opts.scale.name() {
+                bail!(
+                    "{}/{id}.json holds a record at scale '{}': choose another --out, or pass --force",
+                    out.display(),
+                    old.provenance.scale
+                );
+            }
+        }
+    }
+    let req = PlanRequest {
+        figures: ids.to_vec(),
+        scale: opts.scale,
+        device: a.run.device.clone(),
+        seed: opts.seed,
+        seeds: opts.seeds,
+        models_dir: opts.models_dir.clone(),
+        out_dir: out.clone(),
+        scripts_dir: opts.scripts_dir.clone(),
+    };
+    let logs = out.join("logs");
+    std::fs::create_dir_all(&logs)?;
+    let plan_path = logs.join(format!("plan-{}.json", ids.join("-")));
+    make_plan(&req)?.save(&plan_path)?;
+    let local = LocalOptions {
+        workers: a.workers,
+        threads_per_worker: 1,
+        gpus: Vec::new(),
+        exe: std::env::current_exe()?,
+        log_dir: logs.join("jobs"),
+        progress: true,
+    };
+    let summary = run_local(&plan_path, &local)?;
+    for id in ids {
+        let rec = FigureRecord::load(&out.join(format!("{id}.json")))?;
+        report(&rec, &out);
+    }
+    eprintln!("{} job(s) in {} planning pass(es); plan {}", summary.ran.len(), summary.passes, plan_path.display());
     Ok(())
 }
 

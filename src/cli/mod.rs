@@ -15,6 +15,7 @@ mod data;
 mod export;
 mod features;
 mod figure;
+mod grid;
 mod info;
 mod task;
 mod task_frozen;
@@ -70,6 +71,14 @@ enum Command {
     /// Static word vectors (word2vec, fastText-style, GloVe) trained on a run's own corpora: `wordvec train`.
     #[command(subcommand)]
     Wordvec(wordvec::WordvecCommand),
+    /// Plan figures as a graph of cached jobs (pre-trainings, fine-tunings, the figure) into a JSON plan file.
+    Plan(grid::PlanArgs),
+    /// One job of a plan: `job run ID --plan FILE`.
+    #[command(subcommand)]
+    Job(grid::JobCommand),
+    /// Run a plan: `grid run PLAN --workers N` here, `grid submit PLAN --slurm` on a cluster, `grid status PLAN`.
+    #[command(subcommand)]
+    Grid(grid::GridCommand),
     /// Print the crossling version, the linked libtorch and the devices it sees.
     Info,
 }
@@ -101,6 +110,9 @@ impl Cli {
             Command::Plot(args) => figure::plot(args),
             Command::Claims(args) => claims::run(args),
             Command::Task(cmd) => task::run(cmd),
+            Command::Plan(args) => grid::plan(args),
+            Command::Job(cmd) => grid::job(cmd),
+            Command::Grid(cmd) => grid::grid(cmd),
             Command::Info => info::run(),
         }
     }

@@ -242,6 +242,7 @@ pub(super) fn run_cli_task(
         roots: &roots,
         models_dir: &models_dir,
         fresh: a.fresh,
+        cached_only: false,
         progress: !a.json,
         log: &log,
     };

@@ -24,6 +24,8 @@ pub struct Session {
     pub record: Arc<Mutex<FigureRecord>>,
     /// The dataset manifests and where their files are found.
     pub data: Arc<(Catalog, DataRoots)>,
+    /// Planning mode ([`crate::grid::plan`]): model and task requests are recorded here instead of run.
+    pub plan: Option<crate::grid::plan::SharedRecorder>,
 }
 
 impl Session {
@@ -36,7 +38,13 @@ impl Session {
     pub fn with_data(env: ScriptEnv, catalog: Catalog, roots: DataRoots) -> Self {
         let record =
             FigureRecord { format: super::record::RECORD_FORMAT, id: env.figure.clone(), ..Default::default() };
-        Session { env, record: Arc::new(Mutex::new(record)), data: Arc::new((catalog, roots)) }
+        Session { env, record: Arc::new(Mutex::new(record)), data: Arc::new((catalog, roots)), plan: None }
+    }
+
+    /// This session in planning mode, recording into `recorder` (see [`crate::grid::plan`]).
+    pub fn planning(mut self, recorder: crate::grid::plan::SharedRecorder) -> Self {
+        self.plan = Some(recorder);
+        self
     }
 
     /// Records data files read (mirror path → sha256) in the provenance.

@@ -49,21 +49,32 @@ impl ScriptEnv {
 
 /// Lines captured during a run; shared by the engine's callbacks.
 #[derive(Debug, Clone, Default)]
-pub struct RunLog(Arc<Mutex<Vec<String>>>);
+pub struct RunLog {
+    lines: Arc<Mutex<Vec<String>>>,
+    /// Keep lines without echoing them (planning runs, [`crate::grid`]).
+    quiet: bool,
+}
 
 impl RunLog {
+    /// A log that keeps its lines without echoing them to stderr.
+    pub fn quiet() -> Self {
+        RunLog { quiet: true, ..Default::default() }
+    }
+
     /// Appends a line (and echoes it to stderr so long runs show progress).
     pub fn push(&self, line: impl Into<String>) {
         let line = line.into();
-        eprintln!("{line}");
-        if let Ok(mut v) = self.0.lock() {
+        if !self.quiet {
+            eprintln!("{line}");
+        }
+        if let Ok(mut v) = self.lines.lock() {
             v.push(line);
         }
     }
 
     /// Every line so far.
     pub fn lines(&self) -> Vec<String> {
-        self.0.lock().map(|v| v.clone()).unwrap_or_default()
+        self.lines.lock().map(|v| v.clone()).unwrap_or_default()
     }
 }
 

@@ -52,28 +52,11 @@ fn json_of(map: &Map) -> Res<serde_json::Value> {
     rhai::serde::from_dynamic(&Dynamic::from_map(map.clone()))
 }
 
-/// Splits a script options map into the evaluation languages, the training data (NER) and config overrides.
+/// Splits a script options map into the evaluation languages, the training data (NER) and config overrides
+/// ([`crate::tasks::run::split_options`]).
 pub(super) fn options(opts: &Map) -> Result<(Option<Vec<String>>, Option<String>, JsonMap)> {
     let json = json_of(opts).map_err(|e| Error::Invalid(format!("task options: {e}")))?;
-    let mut map = json.as_object().cloned().unwrap_or_default();
-    let langs = match map.remove("langs") {
-        None => None,
-        Some(serde_json::Value::Array(a)) => Some(
-            a.into_iter()
-                .map(|v| {
-                    v.as_str().map(str::to_string).ok_or_else(|| Error::Invalid(format!("langs: {v} is not a string")))
-                })
-                .collect::<Result<Vec<_>>>()?,
-        ),
-        Some(v) => return Err(Error::Invalid(format!("langs must be an array of language codes, got {v}"))),
-    };
-    let train_data = match map.remove("train_data") {
-        None => None,
-        Some(v) => {
-            Some(v.as_str().map(str::to_string).ok_or_else(|| Error::Invalid("train_data must be a string".into()))?)
-        }
-    };
-    Ok((langs, train_data, map))
+    crate::tasks::run::split_options(json)
 }
 
 /// Removes the stack options from `opts`: `None` when `stack_layer` is not given (the others are then errors);
@@ -119,6 +102,7 @@ pub(super) fn with_context<T>(session: &Session, f: impl FnOnce(&TaskContext) ->
         roots,
         models_dir: &session.env.models_dir,
         fresh: session.env.fresh,
+        cached_only: session.plan.is_some(),
         progress: false,
         log: &log,
     };
@@ -180,12 +164,84 @@ pub(super) fn run_map(r: &GridRun) -> Res<Dynamic> {
     to_dynamic(&m)
 }
 
+/// Planning mode and `model` is a pre-training not done yet (its job is in the plan).
+fn planned_untrained(session: &Session, model: &ModelRef) -> bool {
+    match (&session.plan, &model.source) {
+        (Some(_), super::handles::ModelSource::Cached(c)) => !crate::train::zoo::is_trained(c.as_ref()),
+        _ => false,
+    }
+}
+
+/// Planning mode (see [`crate::grid::plan`]): records the fine-tuning job of `task` on `model` (after the model's
+/// pre-training job), `done` when its result is cached (the script then gets `()` for a run not done). Outside planning, a cached run on
+/// a model no job trains, or a stacked run: nothing to record. A stacked run or one on a given or random model that
+/// is not cached is not a job: planning stops there.
+fn record_task_job(
+    session: &Session,
+    task: &str,
+    model: &ModelRef,
+    opts: &Map,
+    axes: Option<Vec<(String, Vec<serde_json::Value>)>>,
+    done: bool,
+) -> Res<()> {
+    use crate::grid::plan::{model_job_id, parameters, task_cost, task_job_id, Job, JobSpec};
+    let (Some(plan), super::handles::ModelSource::Cached(cached)) = (&session.plan, &model.source) else {
+        if done {
+            return Ok(());
+        }
+        return Err(rhai_err(format!("task {task} on {}: no cached result to plan with", model.name)));
+    };
+    if done && opts.contains_key("stack_layer") {
+        return Ok(());
+    }
+    if opts.contains_key("stack_layer") {
+        return Err(rhai_err(format!(
+            "planning stops at a stacked {task} run on {}: it is planned once its models are trained",
+            model.name
+        )));
+    }
+    let model_job = model_job_id(&cached.label, &cached.key);
+    let options = json_of(opts)?;
+    let seed = session.env.seed;
+    let identity = serde_json::json!({ "options": options, "axes": axes, "seed": seed,
+                                       "scale": session.env.scale.name() });
+    let settings = axes.as_ref().map_or(1, |a| a.iter().map(|(_, v)| v.len().max(1)).product());
+    let job = Job {
+        id: task_job_id(task, &model_job, &identity),
+        spec: JobSpec::Task { task: task.to_string(), model: model_job.clone(), options, axes, seed },
+        deps: vec![model_job],
+        cost_s: settings as f64 * task_cost(task, session.env.scale, parameters(&cached.config)),
+        threads: 1,
+        gpu: session.env.compute.device.is_cuda(),
+        done,
+    };
+    plan.lock().map_err(|_| rhai_err("planning: the recorder is poisoned"))?.add(job);
+    Ok(())
+}
+
 /// The `task` module of `session`.
 pub fn module(session: &Session) -> Module {
     let mut m = Module::new();
     let s = session.clone();
     m.set_native_fn("run", move |ctx: NativeCallContext, task: &str, model: ModelRef, opts: Map| {
-        native(&ctx, || run_map(&run(&s, task, &model, &opts)?))
+        native(&ctx, || {
+            let outcome = if planned_untrained(&s, &model) {
+                Err(Error::NotCached(model.dir()))
+            } else {
+                run(&s, task, &model, &opts)
+            };
+            match outcome {
+                Err(Error::NotCached(_)) => {
+                    record_task_job(&s, task, &model, &opts, None, false)?;
+                    Ok(Dynamic::UNIT)
+                }
+                other => {
+                    let result = run_map(&other?)?;
+                    record_task_job(&s, task, &model, &opts, None, true)?;
+                    Ok(result)
+                }
+            }
+        })
     });
     let s = session.clone();
     m.set_native_fn("frozen_nli", move |ctx: NativeCallContext, rep: Dynamic, opts: Map| {
@@ -200,9 +256,23 @@ pub fn module(session: &Session) -> Module {
                     v.as_array().cloned().ok_or_else(|| rhai_err(format!("grid axis '{k}' must be an array")))?;
                 list.push((k, values));
             }
-            let (report, files) = with_request(&s, task, &model, &opts, |ctx, req| run_task_grid(ctx, req, &list))?;
-            s.note_data(&files);
-            to_dynamic(&report)
+            let outcome = if planned_untrained(&s, &model) {
+                Err(Error::NotCached(model.dir()))
+            } else {
+                with_request(&s, task, &model, &opts, |ctx, req| run_task_grid(ctx, req, &list))
+            };
+            match outcome {
+                Err(Error::NotCached(_)) => {
+                    record_task_job(&s, task, &model, &opts, Some(list), false)?;
+                    Ok(Dynamic::UNIT)
+                }
+                Ok((report, files)) => {
+                    s.note_data(&files);
+                    record_task_job(&s, task, &model, &opts, Some(list), true)?;
+                    to_dynamic(&report)
+                }
+                Err(e) => Err(e.into()),
+            }
         })
     });
     m

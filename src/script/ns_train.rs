@@ -175,6 +175,14 @@ pub fn train_module(session: &Session) -> Module {
                 None => format!("{}-{}-s{}-{}", req.preset, req.langs, cfg.train.seed, s.env.scale),
             };
             let (catalog, roots) = &*s.data;
+            if let Some(plan) = &s.plan {
+                // Planning mode: record the pre-training; the model is handed out at its cache folder, trained
+                // or not (the first analysis of an untrained one stops the planning run).
+                let cached = crate::train::zoo::locate(&label, &cfg, catalog, &s.env.models_dir)?;
+                let job = crate::grid::plan::pretrain_job(&cached, s.env.compute.device.is_cuda());
+                plan.lock().map_err(|_| rhai_err("planning: the recorder is poisoned"))?.add(job);
+                return Ok(ModelRef { name, source: ModelSource::Cached(Box::new(cached)) });
+            }
             s.env.log.push(format!("model {name}: preparing ({} scale, seed {})", s.env.scale, cfg.train.seed));
             let cached = ensure_trained(&label, &cfg, catalog, roots, &s.env.models_dir, s.env.fresh)?;
             s.env.log.push(format!("model {name}: ready in {}", cached.dir.display()));
@@ -335,7 +343,10 @@ mod tests {
             assert!(e.contains("cuda:0"), "{e}");
         }
         let text = super::describe(&crate::train::presets::Pretraining::at(Scale::Cpu));
-        assert!(text.starts_with("4-layer, 128-wide models (4 heads) pre-trained for 1,500 steps of 32 × 64"), "{text}");
+        assert!(
+            text.starts_with("4-layer, 128-wide models (4 heads) pre-trained for 1,500 steps of 32 × 64"),
+            "{text}"
+        );
         assert!(text.ends_with("on up to 100,000 sentences per language"), "{text}");
     }
 

@@ -30,6 +30,8 @@ pub struct RunOptions {
     pub seeds: usize,
     /// Replace an existing `ID.json` of another scale (refused otherwise, before anything runs).
     pub force: bool,
+    /// The model cache ([`crate::train::zoo::models_root`] unless a plan names another).
+    pub models_dir: PathBuf,
 }
 
 impl RunOptions {
@@ -46,6 +48,7 @@ impl RunOptions {
             given_models: Default::default(),
             seeds: 1,
             force: false,
+            models_dir: crate::train::zoo::models_root(),
         }
     }
 }
@@ -158,7 +161,7 @@ fn run_once(script: &Path, id: &str, opts: &RunOptions, seed: u64) -> (Result<Fi
         out_dir: opts.out_dir.clone(),
         scripts_dir: opts.scripts_dir.clone(),
         fresh: opts.fresh,
-        models_dir: crate::train::zoo::models_root(),
+        models_dir: opts.models_dir.clone(),
         given_models: opts.given_models.clone(),
         log: RunLog::default(),
     };

@@ -139,6 +139,9 @@ pub struct TaskContext<'a> {
     pub models_dir: &'a Path,
     /// Recompute (and rewrite) instead of reading a cached result.
     pub fresh: bool,
+    /// Only read the cache: a run without a cached result fails with [`Error::NotCached`] instead of computing
+    /// (planning, [`crate::grid`]).
+    pub cached_only: bool,
     /// Print the fine-tuning's progress.
     pub progress: bool,
     /// Receives the run's log lines (cache hits, the stack's maps, the scores).
@@ -152,6 +155,30 @@ pub struct TaskOutcome {
     pub files: FilesRead,
     /// Whether it came from the cache.
     pub cached: bool,
+}
+
+/// Splits a task's options (JSON object) into the evaluation languages (`langs`), the NER training data
+/// (`train_data`) and the config overrides (every other field).
+pub fn split_options(json: serde_json::Value) -> Result<(Option<Vec<String>>, Option<String>, JsonMap)> {
+    let mut map = json.as_object().cloned().unwrap_or_default();
+    let langs = match map.remove("langs") {
+        None => None,
+        Some(serde_json::Value::Array(a)) => Some(
+            a.into_iter()
+                .map(|v| {
+                    v.as_str().map(str::to_string).ok_or_else(|| Error::Invalid(format!("langs: {v} is not a string")))
+                })
+                .collect::<Result<Vec<_>>>()?,
+        ),
+        Some(v) => return Err(Error::Invalid(format!("langs must be an array of language codes, got {v}"))),
+    };
+    let train_data = match map.remove("train_data") {
+        None => None,
+        Some(v) => {
+            Some(v.as_str().map(str::to_string).ok_or_else(|| Error::Invalid("train_data must be a string".into()))?)
+        }
+    };
+    Ok((langs, train_data, map))
 }
 
 /// The preset `preset` with `overrides` applied field by field (unknown fields are errors).
@@ -297,6 +324,9 @@ pub fn run_task(ctx: &TaskContext, req: &TaskRequest) -> Result<TaskOutcome> {
             let run = GridRun { setting: JsonMap::new(), ..run };
             return Ok(TaskOutcome { run, files, cached: true });
         }
+    }
+    if ctx.cached_only {
+        return Err(Error::NotCached(cache));
     }
     let mut map_files = FilesRead::new();
     let mut task_model = |loaded: LoadedModel| -> Result<TaskModel> {

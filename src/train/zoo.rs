@@ -95,6 +95,28 @@ fn key_of(cfg: &RunConfig, compute: Compute, data: &BTreeMap<String, String>) ->
     Ok(hex::encode(h.finalize())[..16].to_string())
 }
 
+/// Where the cache keeps `cfg` under `label` (nothing is read or trained): its key, folder and data files.
+pub fn locate(label: &str, cfg: &RunConfig, catalog: &Catalog, root: &Path) -> Result<CachedModel> {
+    cfg.validate()?;
+    let data = run_data_files(cfg, catalog)?;
+    let key = cache_key(cfg, &data)?;
+    let safe_label: String =
+        label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    let dir = root.join(format!("{safe_label}-{key}"));
+    Ok(CachedModel { label: safe_label, key, dir, config: cfg.clone(), data })
+}
+
+/// Whether the cached run of `model` is complete: its last checkpoint at the config's step budget and every
+/// snapshot it keeps.
+pub fn is_trained(model: &CachedModel) -> bool {
+    let cfg = &model.config;
+    let snapshots_kept = cfg.train.snapshot_steps.iter().all(|&step| {
+        crate::train::checkpoint::read_state(&crate::train::TrainConfig::snapshot_dir(&model.dir, step)).is_ok()
+    });
+    snapshots_kept
+        && crate::train::checkpoint::read_state(&model.dir.join("last")).is_ok_and(|s| s.step >= cfg.train.steps)
+}
+
 /// Returns the cached model of `cfg`, training it first (or finishing an interrupted run) when needed; `fresh`
 /// discards any cached copy and retrains.
 pub fn ensure_trained(
@@ -105,26 +127,17 @@ pub fn ensure_trained(
     root: &Path,
     fresh: bool,
 ) -> Result<CachedModel> {
-    cfg.validate()?;
-    let data = run_data_files(cfg, catalog)?;
-    let key = cache_key(cfg, &data)?;
-    let safe_label: String =
-        label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
-    let dir = root.join(format!("{safe_label}-{key}"));
-    let _lock = lock_model(root, &format!("{safe_label}-{key}"))?;
+    let model = locate(label, cfg, catalog, root)?;
+    let dir = &model.dir;
+    let _lock = lock_model(root, &format!("{}-{}", model.label, model.key))?;
     if fresh && dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
-    let snapshots_kept = cfg.train.snapshot_steps.iter().all(|&step| {
-        crate::train::checkpoint::read_state(&crate::train::TrainConfig::snapshot_dir(&dir, step)).is_ok()
-    });
-    let done = snapshots_kept
-        && crate::train::checkpoint::read_state(&dir.join("last")).is_ok_and(|s| s.step >= cfg.train.steps);
-    if !done {
+    if !is_trained(&model) {
         let resume = dir.join("run.toml").is_file();
-        run_pretraining(cfg, catalog, roots, &dir, resume)?;
+        run_pretraining(cfg, catalog, roots, dir, resume)?;
     }
-    Ok(CachedModel { label: safe_label, key, dir, config: cfg.clone(), data })
+    Ok(model)
 }
 
 /// Takes the cache lock of model `name` under `root`, waiting (with a message) while another process holds it.

@@ -1,0 +1,145 @@
+//! One job of a plan, run into the shared cache (`crossling job run ID --plan FILE`), and the state of a job
+//! (done, failed, pending) as the cache and the job markers say.
+//!
+//! A job checks that its dependencies are done, runs through the same library calls as the figure scripts (so it
+//! writes the very cache entries a script would read: [`crate::train::zoo::ensure_trained`],
+//! [`crate::tasks::run::run_task`], [`crate::script::runner::run_script`]), then writes `MODELS/jobs/ID.done`. A
+//! failure writes `MODELS/jobs/ID.failed` with the error (removed when the job is run again) and nothing else.
+use std::path::PathBuf;
+
+use super::plan::{Job, JobSpec, Plan};
+use crate::data::manifest::Catalog;
+use crate::data::resolve::DataRoots;
+use crate::device::{Compute, Precision};
+use crate::error::{Error, Result};
+use crate::tasks::run::{run_task, run_task_grid, split_options, ModelFolder, TaskContext, TaskKind, TaskRequest};
+
+/// Where a job's state is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    Done,
+    Failed,
+    Pending,
+}
+
+/// `MODELS/jobs/ID.EXT`.
+pub fn marker(plan: &Plan, id: &str, ext: &str) -> PathBuf {
+    plan.models_dir.join("jobs").join(format!("{id}.{ext}"))
+}
+
+/// The state of `job` now (see the module docs).
+pub fn state(plan: &Plan, job: &Job) -> JobState {
+    let done = match &job.spec {
+        JobSpec::Pretrain { label, config, .. } => Catalog::load_default()
+            .and_then(|c| crate::train::zoo::locate(label, config, &c, &plan.models_dir))
+            .is_ok_and(|m| crate::train::zoo::is_trained(&m)),
+        _ => marker(plan, &job.id, "done").is_file(),
+    };
+    if done {
+        JobState::Done
+    } else if marker(plan, &job.id, "failed").is_file() {
+        JobState::Failed
+    } else {
+        JobState::Pending
+    }
+}
+
+/// Runs job `id` of `plan` (see the module docs); `log` receives its progress lines.
+pub fn run_job(plan: &Plan, id: &str, log: &dyn Fn(String)) -> Result<()> {
+    let job = plan.job(id)?;
+    for d in &job.deps {
+        if state(plan, plan.job(d)?) != JobState::Done {
+            return Err(Error::Invalid(format!("job {id}: its dependency {d} is not done yet")));
+        }
+    }
+    let failed = marker(plan, id, "failed");
+    let _ = std::fs::remove_file(&failed);
+    let outcome = execute(plan, job, log);
+    let (path, text) = match &outcome {
+        Ok(()) => (marker(plan, id, "done"), format!("{{\"job\": \"{id}\", \"finished_at\": \"{}\"}}\n", now())),
+        Err(e) => (failed, format!("{e}\n")),
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    crate::atomic_file::write_atomic(&path, &text)?;
+    outcome
+}
+
+fn now() -> String {
+    crate::script::provenance::now_utc()
+}
+
+fn execute(plan: &Plan, job: &Job, log: &dyn Fn(String)) -> Result<()> {
+    let catalog = Catalog::load_default()?;
+    let roots = DataRoots::from_env();
+    let compute = Compute::resolve(&plan.device, Precision::Auto)?;
+    match &job.spec {
+        JobSpec::Pretrain { label, key, config } => {
+            let mut cfg = (**config).clone();
+            cfg.train.device = compute.device_name();
+            let located = crate::train::zoo::locate(label, &cfg, &catalog, &plan.models_dir)?;
+            if &located.key != key {
+                return Err(Error::Invalid(format!(
+                    "job {}: the model's cache key is now {} (the data or the code changed since planning): make the \
+                     plan again",
+                    job.id, located.key
+                )));
+            }
+            log(format!("job {}: pre-training {label} into {}", job.id, located.dir.display()));
+            crate::train::zoo::ensure_trained(label, &cfg, &catalog, &roots, &plan.models_dir, false)?;
+            Ok(())
+        }
+        JobSpec::Task { task, model, options, axes, seed } => {
+            let JobSpec::Pretrain { label, config, .. } = &plan.job(model)?.spec else {
+                return Err(Error::Invalid(format!("job {}: {model} is not a pre-training", job.id)));
+            };
+            let trained = crate::train::zoo::locate(label, config, &catalog, &plan.models_dir)?;
+            let folder = ModelFolder { name: label.clone(), dir: trained.dir };
+            let (langs, train_data, overrides) = split_options(options.clone())?;
+            let task: TaskKind = task.parse()?;
+            let train_data = match (task, train_data) {
+                (TaskKind::Ner, Some(t)) => Some(t.parse()?),
+                _ => None,
+            };
+            let req = TaskRequest {
+                task,
+                model: &folder,
+                langs,
+                overrides,
+                seed: Some(*seed),
+                scale: plan.scale,
+                compute,
+                stack: None,
+                train_data,
+            };
+            let ctx = TaskContext {
+                catalog: &catalog,
+                roots: &roots,
+                models_dir: &plan.models_dir,
+                fresh: false,
+                cached_only: false,
+                progress: false,
+                log,
+            };
+            match axes {
+                None => run_task(&ctx, &req).map(|_| ()),
+                Some(axes) => run_task_grid(&ctx, &req, axes).map(|_| ()),
+            }
+        }
+        JobSpec::Figure { figure } => {
+            let script = crate::figures::script(&plan.scripts_dir, figure).ok_or_else(|| {
+                Error::Invalid(format!("figure {figure} has no script in {}", plan.scripts_dir.display()))
+            })?;
+            let mut opts = crate::script::runner::RunOptions::figure(plan.scale, plan.out_dir.clone());
+            opts.seed = plan.seed;
+            opts.seeds = plan.seeds;
+            opts.compute = compute;
+            opts.scripts_dir = plan.scripts_dir.clone();
+            opts.models_dir = plan.models_dir.clone();
+            let rec = crate::script::runner::run_script(&script, figure, &opts)?;
+            log(format!("job {}: wrote {}", job.id, plan.out_dir.join(format!("{}.json", rec.id)).display()));
+            Ok(())
+        }
+    }
+}

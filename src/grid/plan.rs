@@ -1,0 +1,445 @@
+//! A figure's job graph: the pre-trainings and fine-tunings its script asks for, found by running the script in
+//! planning mode, with their dependencies, estimated costs and resources (issue 27; see [`super`] for the format).
+//!
+//! **Planning mode.** The script runs as usual, except that `train::model` only locates its model in the cache
+//! ([`crate::train::zoo::locate`]) and records a pre-training job, and `task::run` / `task::grid` read only cached
+//! results ([`crate::tasks::run::TaskContext::cached_only`]) and record a fine-tuning job when there is none
+//! (returning `()` to the script). A model that is not trained yet is handed to the script at its future folder, so
+//! the first analysis that reads it fails: planning of that run stops there, and the plan holds every job asked for
+//! up to that point. An error while no job is pending is the script's own and is reported. Scripts ask for their
+//! models and runs before analysing them (fig7, `lib/transfer.rhai`), so one pass sees their whole grid; a script
+//! whose later requests depend on earlier results is planned again after each finished level by the executors
+//! ([`super::local`]), and whatever a plan could not foresee runs inside the figure job.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::Compute;
+use crate::error::{Error, Result};
+use crate::scale::Scale;
+use crate::train::run::RunConfig;
+
+/// Version of the plan file.
+pub const PLAN_FORMAT: u32 = 1;
+
+/// Floating-point operations per second of one CPU thread in the cost model `6 · parameters · tokens`,
+/// calibrated on the `cpu` regime's 4 × 128 models (about 5,600 tokens/s on one thread; README, Speed).
+pub const CPU_THREAD_FLOPS: f64 = 6.0e10;
+
+/// What a job does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum JobSpec {
+    /// Pre-train one model into the model cache (`label` and `key` name its folder `LABEL-KEY`).
+    Pretrain { label: String, key: String, config: Box<RunConfig> },
+    /// Fine-tune and score one transfer task (or a grid of settings) on the model of job `model`, into the task
+    /// cache. `options` is the script's options map (`langs`, `train_data`, config overrides).
+    Task {
+        task: String,
+        model: String,
+        options: serde_json::Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        axes: Option<Vec<(String, Vec<serde_json::Value>)>>,
+        seed: u64,
+    },
+    /// Run the figure script (every seed) and write its record: the last job, reading everything from the cache.
+    Figure { figure: String },
+}
+
+/// One job of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    /// `model-LABEL-KEY`, `task-TASK-HASH` or `figure-ID`.
+    pub id: String,
+    #[serde(flatten)]
+    pub spec: JobSpec,
+    /// Jobs that must be done first.
+    pub deps: Vec<String>,
+    /// Estimated seconds of one CPU thread (see [`CPU_THREAD_FLOPS`]); a rough guide for scheduling.
+    pub cost_s: f64,
+    /// CPU threads the job uses.
+    pub threads: usize,
+    /// Whether the job wants a GPU (the plan's device is CUDA).
+    pub gpu: bool,
+    /// Already in the cache when the plan was made.
+    pub done: bool,
+}
+
+/// How one figure's planning went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FigurePlan {
+    pub id: String,
+    /// The script ran to its end at every seed (no job it needs is missing).
+    pub complete: bool,
+    /// Where planning stopped, per seed that stopped (the script's error at the first use of a missing result).
+    pub stopped: Vec<String>,
+}
+
+/// A plan file (see [`super`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub format: u32,
+    pub scale: Scale,
+    /// `--device` as given (resolved again by each job).
+    pub device: String,
+    pub seed: u64,
+    pub seeds: usize,
+    /// The model cache every job reads and writes (`$CROSSLING_MODELS`).
+    pub models_dir: PathBuf,
+    /// Where the figure jobs write their records.
+    pub out_dir: PathBuf,
+    /// The scripts folder.
+    pub scripts_dir: PathBuf,
+    pub figures: Vec<FigurePlan>,
+    pub jobs: Vec<Job>,
+}
+
+/// What to plan.
+#[derive(Debug, Clone)]
+pub struct PlanRequest {
+    pub figures: Vec<String>,
+    pub scale: Scale,
+    pub device: String,
+    pub seed: u64,
+    pub seeds: usize,
+    pub models_dir: PathBuf,
+    pub out_dir: PathBuf,
+    pub scripts_dir: PathBuf,
+}
+
+impl Plan {
+    /// Reads a plan file.
+    pub fn load(path: &Path) -> Result<Plan> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let plan: Plan = serde_json::from_str(&text)
+            .map_err(|e| Error::format(path, e.line(), format!("not a crossling plan: {e}")))?;
+        if plan.format != PLAN_FORMAT {
+            return Err(Error::format_file(
+                path,
+                format!("plan format {} (this crossling reads {PLAN_FORMAT}): make the plan again", plan.format),
+            ));
+        }
+        Ok(plan)
+    }
+
+    /// Writes the plan (atomically).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let text = serde_json::to_string_pretty(self).map_err(|e| Error::Invalid(e.to_string()))?;
+        crate::atomic_file::write_atomic(path, &(text + "\n"))
+    }
+
+    /// The job `id`, or an error naming the plan's jobs.
+    pub fn job(&self, id: &str) -> Result<&Job> {
+        self.jobs.iter().find(|j| j.id == id).ok_or_else(|| {
+            Error::Invalid(format!(
+                "no job '{id}' in the plan; it has {}",
+                self.jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>().join(", ")
+            ))
+        })
+    }
+
+    /// The request this plan answers (to plan again after jobs finished).
+    pub fn request(&self) -> PlanRequest {
+        PlanRequest {
+            figures: self.figures.iter().map(|f| f.id.clone()).collect(),
+            scale: self.scale,
+            device: self.device.clone(),
+            seed: self.seed,
+            seeds: self.seeds,
+            models_dir: self.models_dir.clone(),
+            out_dir: self.out_dir.clone(),
+            scripts_dir: self.scripts_dir.clone(),
+        }
+    }
+
+    /// Jobs not done yet, figure jobs excluded.
+    pub fn pending_work(&self) -> Vec<&Job> {
+        self.jobs.iter().filter(|j| !j.done && !matches!(j.spec, JobSpec::Figure { .. })).collect()
+    }
+
+    /// Whether every figure's script ran to its end in planning mode.
+    pub fn complete(&self) -> bool {
+        self.figures.iter().all(|f| f.complete)
+    }
+}
+
+/// What planning mode collects while a script runs (shared by the namespaces through the session).
+#[derive(Debug, Default)]
+pub struct Recorder {
+    jobs: Vec<Job>,
+}
+
+/// A recorder shared by the namespaces of one planning run.
+pub type SharedRecorder = Arc<Mutex<Recorder>>;
+
+impl Recorder {
+    /// Adds `job` unless a job with its id is there (the same model asked for twice).
+    pub fn add(&mut self, job: Job) {
+        if !self.jobs.iter().any(|j| j.id == job.id) {
+            self.jobs.push(job);
+        }
+    }
+
+    /// Whether a recorded job is not done.
+    pub fn has_pending(&self) -> bool {
+        self.jobs.iter().any(|j| !j.done)
+    }
+
+    /// The job `id`, if recorded.
+    pub fn get(&self, id: &str) -> Option<&Job> {
+        self.jobs.iter().find(|j| j.id == id)
+    }
+}
+
+/// The pre-training job of the cached (or future) model `model`, on a GPU when `gpu`.
+pub fn pretrain_job(model: &crate::train::zoo::CachedModel, gpu: bool) -> Job {
+    Job {
+        id: model_job_id(&model.label, &model.key),
+        spec: JobSpec::Pretrain {
+            label: model.label.clone(),
+            key: model.key.clone(),
+            config: Box::new(model.config.clone()),
+        },
+        deps: Vec::new(),
+        cost_s: pretrain_cost(&model.config),
+        threads: 1,
+        gpu,
+        done: crate::train::zoo::is_trained(model),
+    }
+}
+
+/// The job id of the pre-training whose cache folder is `LABEL-KEY`.
+pub fn model_job_id(label: &str, key: &str) -> String {
+    format!("model-{label}-{key}")
+}
+
+/// The job id of a task run: `task-TASK-HASH`, the hash over the model's job, the options, the axes, the seed and
+/// the scale (the task cache's own key needs the model's weights, which exist only after its job).
+pub fn task_job_id(task: &str, model_job: &str, spec: &serde_json::Value) -> String {
+    use sha2::{Digest, Sha256};
+    let text = format!("{model_job}\n{task}\n{spec}");
+    format!("task-{task}-{}", &hex::encode(Sha256::digest(text.as_bytes()))[..16])
+}
+
+/// Estimated parameters of a run's model: `layers · 12 · hidden²` (attention and feed-forward) plus the embeddings
+/// (one matrix per language when separated).
+pub fn parameters(cfg: &RunConfig) -> f64 {
+    let m = &cfg.train.model;
+    let (h, v) = (m.hidden as f64, m.vocab_size as f64);
+    let tables = if m.sharing.sep_emb { m.languages.len().max(1) as f64 } else { 1.0 };
+    m.layers as f64 * 12.0 * h * h + tables * v * h
+}
+
+/// Estimated one-thread seconds of a pre-training: `6 · parameters · tokens / CPU_THREAD_FLOPS`.
+pub fn pretrain_cost(cfg: &RunConfig) -> f64 {
+    let tokens = (cfg.train.steps * cfg.train.batch_size as u64 * cfg.train.seq_len as u64) as f64;
+    6.0 * parameters(cfg) * tokens / CPU_THREAD_FLOPS
+}
+
+/// Estimated one-thread seconds of a fine-tuning of `task` on a model of `params` parameters: the `cpu` scale's
+/// measured times on 4 × 128 models (NLI 11 min, parsing 6, NER 2; README, Table 1), scaled by the parameters
+/// (smoke: a few seconds).
+pub fn task_cost(task: &str, scale: Scale, params: f64) -> f64 {
+    let at_cpu = match task {
+        "nli" => 660.0,
+        "parse" => 360.0,
+        _ => 120.0,
+    };
+    let cpu_params = 4.0 * 12.0 * 128.0 * 128.0 + 8000.0 * 128.0;
+    match scale {
+        Scale::Smoke => 5.0,
+        _ => at_cpu * params / cpu_params,
+    }
+}
+
+/// Plans `req`: runs each figure's script in planning mode at each seed and collects the jobs; the figure jobs
+/// come last and depend on every job their script asked for.
+pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
+    if req.seeds == 0 {
+        return Err(Error::Invalid("--seeds must be at least 1".into()));
+    }
+    let compute = Compute::resolve(&req.device, crate::device::Precision::Auto)?;
+    let gpu = compute.device.is_cuda();
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut figures = Vec::new();
+    for id in &req.figures {
+        crate::figures::info(id)?;
+        let script = crate::figures::script(&req.scripts_dir, id).ok_or_else(|| {
+            Error::Invalid(format!("figure {id} has no script ({}/{id}.rhai)", req.scripts_dir.display()))
+        })?;
+        let recorder: SharedRecorder = Arc::new(Mutex::new(Recorder::default()));
+        let mut stopped = Vec::new();
+        for seed in (0..req.seeds as u64).map(|i| req.seed + i) {
+            let env = crate::script::ScriptEnv {
+                scale: req.scale,
+                seed,
+                compute,
+                figure: id.clone(),
+                // Namespaces write nothing during a run (the runner writes the record after it); planning never
+                // reaches the runner.
+                out_dir: req.out_dir.clone(),
+                scripts_dir: req.scripts_dir.clone(),
+                fresh: false,
+                models_dir: req.models_dir.clone(),
+                given_models: Default::default(),
+                log: crate::script::RunLog::quiet(),
+            };
+            let session = crate::script::Session::new(env)?.planning(recorder.clone());
+            if let Err(e) = crate::script::run_file(&session, &script) {
+                let pending = recorder.lock().map(|r| r.has_pending()).unwrap_or(true);
+                if !pending {
+                    return Err(e);
+                }
+                let first = e.to_string().lines().next().unwrap_or_default().to_string();
+                stopped.push(format!("seed {seed}: {first}"));
+            }
+        }
+        let recorded = std::mem::take(&mut recorder.lock().map_err(|_| Error::Invalid("planning".into()))?.jobs);
+        let deps: Vec<String> = recorded.iter().map(|j| j.id.clone()).collect();
+        for job in recorded {
+            if !jobs.iter().any(|j| j.id == job.id) {
+                jobs.push(job);
+            }
+        }
+        figures.push(FigurePlan { id: id.clone(), complete: stopped.is_empty(), stopped });
+        jobs.push(Job {
+            id: format!("figure-{id}"),
+            spec: JobSpec::Figure { figure: id.clone() },
+            deps,
+            cost_s: 0.0,
+            threads: 1,
+            gpu,
+            done: false,
+        });
+    }
+    Ok(Plan {
+        format: PLAN_FORMAT,
+        scale: req.scale,
+        device: req.device.clone(),
+        seed: req.seed,
+        seeds: req.seeds,
+        models_dir: req.models_dir.clone(),
+        out_dir: req.out_dir.clone(),
+        scripts_dir: req.scripts_dir.clone(),
+        figures,
+        jobs,
+    })
+}
+
+/// The jobs of `plan` by dependency level: level 0 needs nothing pending, level k needs only jobs of levels < k.
+/// Done jobs are left out; an unknown dependency is an error.
+pub fn levels(plan: &Plan) -> Result<Vec<Vec<&Job>>> {
+    let pending: BTreeMap<&str, &Job> = plan.jobs.iter().filter(|j| !j.done).map(|j| (j.id.as_str(), j)).collect();
+    let known: std::collections::BTreeSet<&str> = plan.jobs.iter().map(|j| j.id.as_str()).collect();
+    let mut level_of: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut out: Vec<Vec<&Job>> = Vec::new();
+    // Jobs are recorded after their dependencies, so one pass in plan order assigns every level.
+    for job in plan.jobs.iter().filter(|j| !j.done) {
+        let mut level = 0;
+        for d in &job.deps {
+            if !known.contains(d.as_str()) {
+                return Err(Error::Invalid(format!("job {}: unknown dependency {d}", job.id)));
+            }
+            if pending.contains_key(d.as_str()) {
+                let l = *level_of.get(d.as_str()).ok_or_else(|| {
+                    Error::Invalid(format!("job {}: dependency {d} comes after it in the plan", job.id))
+                })?;
+                level = level.max(l + 1);
+            }
+        }
+        level_of.insert(&job.id, level);
+        if out.len() <= level {
+            out.resize_with(level + 1, Vec::new);
+        }
+        out[level].push(job);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: &str, deps: &[&str], done: bool) -> Job {
+        Job {
+            id: id.into(),
+            spec: JobSpec::Figure { figure: id.into() },
+            deps: deps.iter().map(|s| s.to_string()).collect(),
+            cost_s: 1.0,
+            threads: 1,
+            gpu: false,
+            done,
+        }
+    }
+
+    fn plan(jobs: Vec<Job>) -> Plan {
+        Plan {
+            format: PLAN_FORMAT,
+            scale: Scale::Smoke,
+            device: "cpu".into(),
+            seed: 0,
+            seeds: 1,
+            models_dir: "/m".into(),
+            out_dir: "/o".into(),
+            scripts_dir: "/s".into(),
+            figures: vec![],
+            jobs,
+        }
+    }
+
+    #[test]
+    fn levels_follow_pending_dependencies() {
+        let p = plan(vec![
+            job("a", &[], true),
+            job("b", &[], false),
+            job("c", &["a"], false),
+            job("d", &["b", "c"], false),
+            job("f", &["a", "b", "c", "d"], false),
+        ]);
+        let ids: Vec<Vec<&str>> =
+            levels(&p).unwrap().iter().map(|l| l.iter().map(|j| j.id.as_str()).collect()).collect();
+        assert_eq!(ids, vec![vec!["b", "c"], vec!["d"], vec!["f"]], "a done: c is ready at once");
+        let bad = plan(vec![job("x", &["nope"], false)]);
+        assert!(levels(&bad).unwrap_err().to_string().contains("unknown dependency nope"));
+    }
+
+    #[test]
+    fn plan_files_round_trip_and_check_their_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plan.json");
+        let mut p = plan(vec![job("figure-x", &[], false)]);
+        p.jobs.push(Job {
+            id: "task-ner-0123".into(),
+            spec: JobSpec::Task {
+                task: "ner".into(),
+                model: "model-m-k".into(),
+                options: serde_json::json!({ "langs": ["fr"] }),
+                axes: Some(vec![("lr".into(), vec![serde_json::json!(1e-4)])]),
+                seed: 2,
+            },
+            ..job("t", &["model-m-k"], false)
+        });
+        p.save(&path).unwrap();
+        assert_eq!(Plan::load(&path).unwrap(), p);
+        assert!(p.job("nope").unwrap_err().to_string().contains("figure-x, task-ner-0123"));
+        std::fs::write(&path, "{\"format\": 1}").unwrap();
+        let e = Plan::load(&path).unwrap_err().to_string();
+        assert!(e.contains("plan.json") && e.contains("not a crossling plan"), "{e}");
+    }
+
+    #[test]
+    fn costs_grow_with_the_model_and_the_budget() {
+        let cfg = crate::train::presets::preset("default", "en-fr", Scale::Cpu).unwrap();
+        let cpu = pretrain_cost(&cfg);
+        // 1,500 steps × 2,048 tokens at about 5,600 tokens/s: some ten minutes.
+        assert!((300.0..1500.0).contains(&cpu), "{cpu}");
+        let mut longer = cfg.clone();
+        longer.train.steps *= 2;
+        assert!((pretrain_cost(&longer) / cpu - 2.0).abs() < 1e-9);
+        assert!(task_cost("nli", Scale::Cpu, parameters(&cfg)) > task_cost("ner", Scale::Cpu, parameters(&cfg)));
+        assert_eq!(task_job_id("ner", "m", &serde_json::json!(1)), task_job_id("ner", "m", &serde_json::json!(1)));
+        assert_ne!(task_job_id("ner", "m", &serde_json::json!(1)), task_job_id("ner", "m2", &serde_json::json!(1)));
+    }
+}

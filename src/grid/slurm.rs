@@ -1,0 +1,231 @@
+//! The Slurm executor (`crossling grid submit PLAN --slurm`) and `crossling grid status PLAN`.
+//!
+//! The jobs not done are cut into dependency levels ([`super::plan::levels`]); level k becomes one job array,
+//! `DIR/level-K.sbatch`, whose element i runs line i + 1 of `DIR/level-K.jobs` as `crossling job run ID --plan
+//! PLAN`, and is submitted with `--dependency=afterok:<array of level k − 1>` (all its elements must succeed). The
+//! model cache is the plan's `models_dir`, exported as `$CROSSLING_MODELS` (it must be on a filesystem every node
+//! sees). Logs: `DIR/logs/crossling-L<k>-<array>_<element>.log`. A job a plan could not foresee (a script whose later
+//! requests depend on earlier results) runs inside the figure job; `grid run` on one node plans again instead.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::job::{state, JobState};
+use super::plan::{levels, Job, Plan};
+use crate::error::{Error, Result};
+
+/// Resources and placement of the arrays.
+#[derive(Debug, Clone, Default)]
+pub struct SlurmOptions {
+    pub partition: Option<String>,
+    /// e.g. `gpu:1`.
+    pub gres: Option<String>,
+    /// Wall-time limit of one element, e.g. `04:00:00`.
+    pub time: Option<String>,
+    pub account: Option<String>,
+    /// CPUs per element (libtorch threads); default: the jobs' own.
+    pub cpus_per_task: Option<usize>,
+    /// The `crossling` executable on the nodes.
+    pub exe: PathBuf,
+    /// Where the scripts, job lists and logs go.
+    pub dir: PathBuf,
+}
+
+/// One level's array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Level {
+    pub index: usize,
+    pub jobs: Vec<String>,
+    pub script: PathBuf,
+}
+
+/// `plan` with each job's `done` as the cache says now.
+pub fn refreshed(plan: &Plan) -> Plan {
+    let mut p = plan.clone();
+    for j in &mut p.jobs {
+        j.done = state(plan, j) == JobState::Done;
+    }
+    p
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The `sbatch` script of one level.
+fn level_script(index: usize, jobs: &[&Job], plan: &Plan, plan_path: &Path, opts: &SlurmOptions) -> String {
+    let cpus = opts.cpus_per_task.unwrap_or_else(|| jobs.iter().map(|j| j.threads).max().unwrap_or(1));
+    let mut s = String::from("#!/bin/bash\n");
+    s += &format!("#SBATCH --job-name=crossling-L{index}\n");
+    s += &format!("#SBATCH --array=0-{}\n", jobs.len().saturating_sub(1));
+    s += &format!("#SBATCH --cpus-per-task={cpus}\n");
+    s += &format!("#SBATCH --output={}/logs/crossling-L{index}-%A_%a.log\n", opts.dir.display());
+    for (flag, v) in
+        [("partition", &opts.partition), ("gres", &opts.gres), ("time", &opts.time), ("account", &opts.account)]
+    {
+        if let Some(v) = v {
+            s += &format!("#SBATCH --{flag}={v}\n");
+        }
+    }
+    s += "set -euo pipefail\n";
+    s += &format!("export CROSSLING_MODELS={}\n", shell_quote(&plan.models_dir.display().to_string()));
+    s += "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-1}\"\n";
+    let list = opts.dir.join(format!("level-{index}.jobs"));
+    s += &format!("JOB=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" {})\n", shell_quote(&list.display().to_string()));
+    s += &format!(
+        "exec {} job run \"$JOB\" --plan {}\n",
+        shell_quote(&opts.exe.display().to_string()),
+        shell_quote(&plan_path.display().to_string())
+    );
+    s
+}
+
+/// Writes one script and job list per level of the jobs not done (nothing when all are done).
+pub fn write_levels(plan: &Plan, plan_path: &Path, opts: &SlurmOptions) -> Result<Vec<Level>> {
+    let plan = refreshed(plan);
+    std::fs::create_dir_all(opts.dir.join("logs")).map_err(|e| Error::io(&opts.dir, e))?;
+    let mut out = Vec::new();
+    for (index, jobs) in levels(&plan)?.into_iter().enumerate() {
+        let ids: Vec<String> = jobs.iter().map(|j| j.id.clone()).collect();
+        let list = opts.dir.join(format!("level-{index}.jobs"));
+        crate::atomic_file::write_atomic(&list, &(ids.join("\n") + "\n"))?;
+        let script = opts.dir.join(format!("level-{index}.sbatch"));
+        crate::atomic_file::write_atomic(&script, level_script(index, &jobs, &plan, plan_path, opts))?;
+        out.push(Level { index, jobs: ids, script });
+    }
+    Ok(out)
+}
+
+/// Submits the levels in order, each after the previous one succeeded; returns the Slurm job ids.
+pub fn submit(levels: &[Level]) -> Result<Vec<String>> {
+    let mut ids: Vec<String> = Vec::new();
+    for level in levels {
+        let mut cmd = Command::new("sbatch");
+        cmd.arg("--parsable");
+        if let Some(prev) = ids.last() {
+            cmd.arg(format!("--dependency=afterok:{prev}"));
+        }
+        cmd.arg(&level.script);
+        let out = cmd.output().map_err(|e| {
+            Error::Invalid(format!(
+                "cannot run sbatch ({e}): is Slurm installed here? The scripts are in place: {}",
+                level.script.display()
+            ))
+        })?;
+        if !out.status.success() {
+            return Err(Error::Invalid(format!(
+                "sbatch {} failed: {}",
+                level.script.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        // `--parsable` prints `JOBID` or `JOBID;CLUSTER`.
+        let id = text.trim().split(';').next().unwrap_or_default().to_string();
+        if id.is_empty() {
+            return Err(Error::Invalid(format!("sbatch {} printed no job id", level.script.display())));
+        }
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+/// One line per job: state (done / failed / pending, or running when Slurm says so), id and estimated cost; then
+/// the counts. `squeue` is asked when it exists.
+pub fn status_report(plan: &Plan) -> String {
+    let running = squeue_running();
+    let mut lines = Vec::new();
+    let mut counts = [0usize; 4];
+    for job in &plan.jobs {
+        let st = state(plan, job);
+        let word = match st {
+            JobState::Done => "done",
+            JobState::Failed => "failed",
+            JobState::Pending if running.iter().any(|r| r == &job.id) => "running",
+            JobState::Pending => "pending",
+        };
+        let i = ["done", "failed", "running", "pending"].iter().position(|w| *w == word).unwrap_or(3);
+        counts[i] += 1;
+        lines.push(format!("{word:<8} {:<60} ~{:>7.0} s", job.id, job.cost_s));
+    }
+    lines.push(format!(
+        "{} jobs: {} done, {} failed, {} running, {} pending",
+        plan.jobs.len(),
+        counts[0],
+        counts[1],
+        counts[2],
+        counts[3]
+    ));
+    lines.join("\n")
+}
+
+/// The crossling jobs Slurm runs now (their ids, read from the array's job list), empty without Slurm.
+fn squeue_running() -> Vec<String> {
+    let Ok(out) = Command::new("squeue").args(["--noheader", "--states=RUNNING", "--format=%j %K %o"]).output() else {
+        return Vec::new();
+    };
+    let mut ids = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        // NAME ARRAY_INDEX COMMAND; the job list sits beside the script as level-K.jobs.
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        if parts.len() < 3 || !parts[0].starts_with("crossling-L") {
+            continue;
+        }
+        let (Ok(index), Some(list)) = (parts[1].parse::<usize>(), parts[2].strip_suffix(".sbatch")) else { continue };
+        if let Ok(text) = std::fs::read_to_string(format!("{list}.jobs")) {
+            if let Some(id) = text.lines().nth(index) {
+                ids.push(id.to_string());
+            }
+        }
+    }
+    ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::plan::{JobSpec, PLAN_FORMAT};
+
+    #[test]
+    fn levels_become_arrays_chained_by_their_job_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = |id: &str, deps: &[&str]| Job {
+            id: id.into(),
+            spec: JobSpec::Figure { figure: id.into() },
+            deps: deps.iter().map(|s| s.to_string()).collect(),
+            cost_s: 1.0,
+            threads: 2,
+            gpu: false,
+            done: false,
+        };
+        let plan = Plan {
+            format: PLAN_FORMAT,
+            scale: crate::Scale::Smoke,
+            device: "cpu".into(),
+            seed: 0,
+            seeds: 1,
+            models_dir: dir.path().join("models"),
+            out_dir: dir.path().join("out"),
+            scripts_dir: dir.path().join("scripts"),
+            figures: vec![],
+            jobs: vec![job("a", &[]), job("b", &[]), job("figure-x", &["a", "b"])],
+        };
+        let opts = SlurmOptions {
+            partition: Some("gpu".into()),
+            gres: Some("gpu:1".into()),
+            exe: "/opt/crossling".into(),
+            dir: dir.path().join("slurm"),
+            ..Default::default()
+        };
+        let levels = write_levels(&plan, &dir.path().join("plan.json"), &opts).unwrap();
+        assert_eq!(levels.iter().map(|l| l.jobs.clone()).collect::<Vec<_>>(), vec![vec!["a", "b"], vec!["figure-x"]]);
+        let text = std::fs::read_to_string(&levels[0].script).unwrap();
+        for want in
+            ["--array=0-1", "--cpus-per-task=2", "--partition=gpu", "--gres=gpu:1", "job run \"$JOB\"", "level-0.jobs"]
+        {
+            assert!(text.contains(want), "{want} in\n{text}");
+        }
+        assert_eq!(std::fs::read_to_string(opts.dir.join("level-0.jobs")).unwrap(), "a\nb\n");
+        let report = status_report(&plan);
+        assert!(report.ends_with("3 jobs: 0 done, 0 failed, 0 running, 3 pending"), "{report}");
+    }
+}

@@ -1,0 +1,157 @@
+//! Figures as job graphs (issue 27): the plan of table1 and fig7 at `smoke` (jobs, edges, what is done), the local
+//! executor with two workers against the one-process run (equal records), and a failed job (its dependants wait;
+//! a second run does only what is missing). The Slurm executor's scripts are unit-tested in `src/grid/slurm.rs`;
+//! its run on a real single-node cluster is `tests/slurm.rs` (behind a flag).
+mod common;
+
+use common::{mirror, text};
+use crossling::grid::plan::{JobSpec, Plan};
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// The binary with one libtorch thread (so that the two runs compared do the same arithmetic), the mirror and
+/// `cache` as the model cache.
+fn crossling(args: &[&str], data: &Path, cache: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_crossling"))
+        .args(args)
+        .env("CROSSLING_DATA", data)
+        .env("CROSSLING_OFFLINE", "1")
+        .env("CROSSLING_CACHE", cache.join("cache"))
+        .env("CROSSLING_MODELS", cache.join("models"))
+        .env("OMP_NUM_THREADS", "1")
+        .output()
+        .expect("run crossling")
+}
+
+fn record(dir: &Path, id: &str) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{id}.json"))).unwrap()).unwrap()
+}
+
+fn kind(spec: &JobSpec) -> &'static str {
+    match spec {
+        JobSpec::Pretrain { .. } => "pretrain",
+        JobSpec::Task { .. } => "task",
+        JobSpec::Figure { .. } => "figure",
+    }
+}
+
+#[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
+fn table1_and_fig7_through_the_local_executor_equal_the_one_process_run() {
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
+    let grid = tempfile::tempdir().unwrap();
+    let (out, plan_path) = (grid.path().join("out"), grid.path().join("plan.json"));
+    let o = crossling(
+        &[
+            "plan",
+            "table1",
+            "fig7",
+            "--scale",
+            "smoke",
+            "--out",
+            out.to_str().unwrap(),
+            "--plan",
+            plan_path.to_str().unwrap(),
+        ],
+        &data,
+        grid.path(),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let plan = Plan::load(&plan_path).unwrap();
+    // table1 at smoke: 10 ablations on en–fr, 3 tasks each; fig7: 5 monolingual models, a second English one,
+    // en–en′ and 4 bilingual pairs, en–fr Default shared with table1.
+    let count = |k: &str| plan.jobs.iter().filter(|j| kind(&j.spec) == k).count();
+    assert_eq!((count("pretrain"), count("task"), count("figure")), (20, 30, 2));
+    // Both scripts ask for every job before reading one, so planning stops only after the whole grid.
+    assert!(plan.figures.iter().all(|f| !f.complete && f.stopped.len() == 1), "{:?}", plan.figures);
+    assert!(plan.jobs.iter().all(|j| !j.done), "an empty cache");
+    for job in &plan.jobs {
+        match &job.spec {
+            JobSpec::Task { model, .. } => {
+                assert_eq!(job.deps, vec![model.clone()]);
+                assert!(matches!(plan.job(model).unwrap().spec, JobSpec::Pretrain { .. }));
+            }
+            JobSpec::Pretrain { .. } => assert!(job.deps.is_empty()),
+            JobSpec::Figure { figure } => {
+                let n = if figure == "table1" { 40 } else { 11 };
+                assert_eq!(job.deps.len(), n, "{figure} depends on everything it asks for");
+            }
+        }
+    }
+
+    let o = crossling(&["grid", "run", plan_path.to_str().unwrap(), "--workers", "2"], &data, grid.path());
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("52 job(s) run"), "{}", text(&o));
+
+    let one = tempfile::tempdir().unwrap();
+    let ref_out = one.path().join("out");
+    let o = crossling(
+        &["figure", "table1", "fig7", "--scale", "smoke", "--out", ref_out.to_str().unwrap()],
+        &data,
+        one.path(),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    for id in ["table1", "fig7"] {
+        let (a, b) = (record(&out, id), record(&ref_out, id));
+        assert_eq!(a["values"], b["values"], "{id}: values");
+        assert_eq!(a["scores"], b["scores"], "{id}: scores");
+        assert_eq!(a["claims"], b["claims"], "{id}: claims");
+    }
+
+    // Planned again, everything is done.
+    let o = crossling(
+        &[
+            "plan",
+            "table1",
+            "fig7",
+            "--scale",
+            "smoke",
+            "--out",
+            out.to_str().unwrap(),
+            "--plan",
+            plan_path.to_str().unwrap(),
+        ],
+        &data,
+        grid.path(),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let plan = Plan::load(&plan_path).unwrap();
+    assert!(plan.jobs.iter().filter(|j| kind(&j.spec) != "figure").all(|j| j.done));
+    let o = crossling(&["grid", "status", plan_path.to_str().unwrap()], &data, grid.path());
+    assert!(text(&o).contains("52 jobs: 52 done, 0 failed, 0 running, 0 pending"), "{}", text(&o));
+}
+
+#[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
+fn a_failed_job_stops_its_dependants_and_a_second_run_does_only_what_is_missing() {
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
+    let dir = tempfile::tempdir().unwrap();
+    let (out, plan_path) = (dir.path().join("out"), dir.path().join("plan.json"));
+    let args =
+        ["plan", "fig3", "--scale", "smoke", "--out", out.to_str().unwrap(), "--plan", plan_path.to_str().unwrap()];
+    let o = crossling(&args, &data, dir.path());
+    assert!(o.status.success(), "{}", text(&o));
+    // Break one fine-tuning: an option its config does not have.
+    let mut plan = Plan::load(&plan_path).unwrap();
+    let broken = plan.jobs.iter().position(|j| kind(&j.spec) == "task").unwrap();
+    let broken_id = plan.jobs[broken].id.clone();
+    if let JobSpec::Task { options, .. } = &mut plan.jobs[broken].spec {
+        options["no_such_option"] = serde_json::json!(1);
+    }
+    plan.save(&plan_path).unwrap();
+    let o = crossling(&["grid", "run", plan_path.to_str().unwrap(), "--workers", "2"], &data, dir.path());
+    let msg = text(&o);
+    assert!(!o.status.success(), "{msg}");
+    assert!(msg.contains(&format!("{broken_id}: failed")) && msg.contains("figure-fig3: not started"), "{msg}");
+    let failed = dir.path().join("models/jobs").join(format!("{broken_id}.failed"));
+    assert!(std::fs::read_to_string(&failed).unwrap().contains("no_such_option"));
+    assert!(!out.join("fig3.json").exists(), "no figure from a failed grid");
+
+    // The plan made again runs the one missing fine-tuning and the figure.
+    let o = crossling(&args, &data, dir.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let o = crossling(&["grid", "run", plan_path.to_str().unwrap(), "--workers", "2"], &data, dir.path());
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("2 job(s) run"), "{}", text(&o));
+    assert!(out.join("fig3.json").is_file());
+}
