@@ -107,7 +107,7 @@ fn every_figure_script_runs_at_smoke_scale_and_re_renders_from_its_json() {
     let kinds = |kind: &str| plan.jobs.iter().filter(|j| serde_json::to_value(j).unwrap()["kind"] == kind).count();
     assert_eq!((kinds("pretrain"), kinds("task"), kinds("figure")), (10, 30, 1), "10 ablations × en–fr × 3 tasks");
     assert!(plan.jobs.iter().filter(|j| j.id != "figure-table1").all(|j| j.done), "everything is cached");
-    assert!(plan.complete(), "{:?}", plan.figures);
+    assert!(plan.complete(), "{:?}", plan.planning);
 }
 
 #[test]

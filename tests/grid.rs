@@ -4,24 +4,9 @@
 //! its run on a real single-node cluster is `tests/slurm.rs` (behind a flag).
 mod common;
 
-use common::{mirror, text};
+use common::{crossling_one_thread as crossling, mirror, text};
 use crossling::grid::plan::{JobSpec, Plan};
 use std::path::Path;
-use std::process::{Command, Output};
-
-/// The binary with one libtorch thread (so that the two runs compared do the same arithmetic), the mirror and
-/// `cache` as the model cache.
-fn crossling(args: &[&str], data: &Path, cache: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_crossling"))
-        .args(args)
-        .env("CROSSLING_DATA", data)
-        .env("CROSSLING_OFFLINE", "1")
-        .env("CROSSLING_CACHE", cache.join("cache"))
-        .env("CROSSLING_MODELS", cache.join("models"))
-        .env("OMP_NUM_THREADS", "1")
-        .output()
-        .expect("run crossling")
-}
 
 fn record(dir: &Path, id: &str) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{id}.json"))).unwrap()).unwrap()
@@ -41,21 +26,9 @@ fn table1_and_fig7_through_the_local_executor_equal_the_one_process_run() {
     let data = mirror().expect("the data mirror (without it this test is ignored)");
     let grid = tempfile::tempdir().unwrap();
     let (out, plan_path) = (grid.path().join("out"), grid.path().join("plan.json"));
-    let o = crossling(
-        &[
-            "plan",
-            "table1",
-            "fig7",
-            "--scale",
-            "smoke",
-            "--out",
-            out.to_str().unwrap(),
-            "--plan",
-            plan_path.to_str().unwrap(),
-        ],
-        &data,
-        grid.path(),
-    );
+    let (o_dir, p_dir) = (out.to_str().unwrap(), plan_path.to_str().unwrap());
+    let plan_args = ["plan", "table1", "fig7", "--scale", "smoke", "--out", o_dir, "--plan", p_dir];
+    let o = crossling(&plan_args, &data, grid.path());
     assert!(o.status.success(), "{}", text(&o));
     let plan = Plan::load(&plan_path).unwrap();
     // table1 at smoke: 10 ablations on en–fr, 3 tasks each; fig7: 5 monolingual models, a second English one,
@@ -63,7 +36,7 @@ fn table1_and_fig7_through_the_local_executor_equal_the_one_process_run() {
     let count = |k: &str| plan.jobs.iter().filter(|j| kind(&j.spec) == k).count();
     assert_eq!((count("pretrain"), count("task"), count("figure")), (20, 30, 2));
     // Both scripts ask for every job before reading one, so planning stops only after the whole grid.
-    assert!(plan.figures.iter().all(|f| !f.complete && f.stopped.len() == 1), "{:?}", plan.figures);
+    assert!(plan.planning.iter().all(|f| !f.complete && f.stopped.len() == 1), "{:?}", plan.planning);
     assert!(plan.jobs.iter().all(|j| !j.done), "an empty cache");
     for job in &plan.jobs {
         match &job.spec {
@@ -99,21 +72,7 @@ fn table1_and_fig7_through_the_local_executor_equal_the_one_process_run() {
     }
 
     // Planned again, everything is done.
-    let o = crossling(
-        &[
-            "plan",
-            "table1",
-            "fig7",
-            "--scale",
-            "smoke",
-            "--out",
-            out.to_str().unwrap(),
-            "--plan",
-            plan_path.to_str().unwrap(),
-        ],
-        &data,
-        grid.path(),
-    );
+    let o = crossling(&plan_args, &data, grid.path());
     assert!(o.status.success(), "{}", text(&o));
     let plan = Plan::load(&plan_path).unwrap();
     assert!(plan.jobs.iter().filter(|j| kind(&j.spec) != "figure").all(|j| j.done));

@@ -5,22 +5,10 @@
 //! `cargo test --release --test slurm -- --ignored --nocapture`.
 mod common;
 
-use common::{mirror, text};
+use common::{crossling_one_thread as crossling, mirror, text};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn crossling(args: &[&str], data: &Path, cache: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_crossling"))
-        .args(args)
-        .env("CROSSLING_DATA", data)
-        .env("CROSSLING_OFFLINE", "1")
-        .env("CROSSLING_CACHE", cache.join("cache"))
-        .env("CROSSLING_MODELS", cache.join("models"))
-        .env("OMP_NUM_THREADS", "1")
-        .output()
-        .expect("run crossling")
-}
 
 #[test]
 #[ignore = "needs root and a local Slurm cluster (tests/slurm/local-cluster.sh); run with --ignored"]

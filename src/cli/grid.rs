@@ -139,10 +139,10 @@ pub fn plan(a: PlanArgs) -> Result<()> {
         count("pretrain", true),
         count("task", false) + count("task", true),
         count("task", true),
-        plan.figures.len(),
+        plan.planning.len(),
         cost / 3600.0
     );
-    for f in &plan.figures {
+    for f in &plan.planning {
         if !f.complete {
             println!(
                 "  {}: planning stopped at the first result not in the cache, with the jobs asked for before it ({}); \

@@ -24,14 +24,14 @@ pub enum JobState {
 
 /// `MODELS/jobs/ID.EXT`.
 pub fn marker(plan: &Plan, id: &str, ext: &str) -> PathBuf {
-    plan.models_dir.join("jobs").join(format!("{id}.{ext}"))
+    plan.request.models_dir.join("jobs").join(format!("{id}.{ext}"))
 }
 
 /// The state of `job` now (see the module docs).
 pub fn state(plan: &Plan, job: &Job) -> JobState {
     let done = match &job.spec {
         JobSpec::Pretrain { label, config, .. } => Catalog::load_default()
-            .and_then(|c| crate::train::zoo::locate(label, config, &c, &plan.models_dir))
+            .and_then(|c| crate::train::zoo::locate(label, config, &c, &plan.request.models_dir))
             .is_ok_and(|m| crate::train::zoo::is_trained(&m)),
         _ => marker(plan, &job.id, "done").is_file(),
     };
@@ -73,12 +73,12 @@ fn now() -> String {
 fn execute(plan: &Plan, job: &Job, log: &dyn Fn(String)) -> Result<()> {
     let catalog = Catalog::load_default()?;
     let roots = DataRoots::from_env();
-    let compute = Compute::resolve(&plan.device, Precision::Auto)?;
+    let compute = Compute::resolve(&plan.request.device, Precision::Auto)?;
     match &job.spec {
         JobSpec::Pretrain { label, key, config } => {
             let mut cfg = (**config).clone();
             cfg.train.device = compute.device_name();
-            let located = crate::train::zoo::locate(label, &cfg, &catalog, &plan.models_dir)?;
+            let located = crate::train::zoo::locate(label, &cfg, &catalog, &plan.request.models_dir)?;
             if &located.key != key {
                 return Err(Error::Invalid(format!(
                     "job {}: the model's cache key is now {} (the data or the code changed since planning): make the \
@@ -87,14 +87,14 @@ fn execute(plan: &Plan, job: &Job, log: &dyn Fn(String)) -> Result<()> {
                 )));
             }
             log(format!("job {}: pre-training {label} into {}", job.id, located.dir.display()));
-            crate::train::zoo::ensure_trained(label, &cfg, &catalog, &roots, &plan.models_dir, false)?;
+            crate::train::zoo::ensure_trained(label, &cfg, &catalog, &roots, &plan.request.models_dir, false)?;
             Ok(())
         }
         JobSpec::Task { task, model, options, axes, seed } => {
             let JobSpec::Pretrain { label, config, .. } = &plan.job(model)?.spec else {
                 return Err(Error::Invalid(format!("job {}: {model} is not a pre-training", job.id)));
             };
-            let trained = crate::train::zoo::locate(label, config, &catalog, &plan.models_dir)?;
+            let trained = crate::train::zoo::locate(label, config, &catalog, &plan.request.models_dir)?;
             let folder = ModelFolder { name: label.clone(), dir: trained.dir };
             let (langs, train_data, overrides) = split_options(options.clone())?;
             let task: TaskKind = task.parse()?;
@@ -108,7 +108,7 @@ fn execute(plan: &Plan, job: &Job, log: &dyn Fn(String)) -> Result<()> {
                 langs,
                 overrides,
                 seed: Some(*seed),
-                scale: plan.scale,
+                scale: plan.request.scale,
                 compute,
                 stack: None,
                 train_data,
@@ -116,7 +116,7 @@ fn execute(plan: &Plan, job: &Job, log: &dyn Fn(String)) -> Result<()> {
             let ctx = TaskContext {
                 catalog: &catalog,
                 roots: &roots,
-                models_dir: &plan.models_dir,
+                models_dir: &plan.request.models_dir,
                 fresh: false,
                 cached_only: false,
                 progress: false,
@@ -128,17 +128,17 @@ fn execute(plan: &Plan, job: &Job, log: &dyn Fn(String)) -> Result<()> {
             }
         }
         JobSpec::Figure { figure } => {
-            let script = crate::figures::script(&plan.scripts_dir, figure).ok_or_else(|| {
-                Error::Invalid(format!("figure {figure} has no script in {}", plan.scripts_dir.display()))
+            let script = crate::figures::script(&plan.request.scripts_dir, figure).ok_or_else(|| {
+                Error::Invalid(format!("figure {figure} has no script in {}", plan.request.scripts_dir.display()))
             })?;
-            let mut opts = crate::script::runner::RunOptions::figure(plan.scale, plan.out_dir.clone());
-            opts.seed = plan.seed;
-            opts.seeds = plan.seeds;
+            let mut opts = crate::script::runner::RunOptions::figure(plan.request.scale, plan.request.out_dir.clone());
+            opts.seed = plan.request.seed;
+            opts.seeds = plan.request.seeds;
             opts.compute = compute;
-            opts.scripts_dir = plan.scripts_dir.clone();
-            opts.models_dir = plan.models_dir.clone();
+            opts.scripts_dir = plan.request.scripts_dir.clone();
+            opts.models_dir = plan.request.models_dir.clone();
             let rec = crate::script::runner::run_script(&script, figure, &opts)?;
-            log(format!("job {}: wrote {}", job.id, plan.out_dir.join(format!("{}.json", rec.id)).display()));
+            log(format!("job {}: wrote {}", job.id, plan.request.out_dir.join(format!("{}.json", rec.id)).display()));
             Ok(())
         }
     }

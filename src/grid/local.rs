@@ -71,7 +71,7 @@ pub fn run_local(plan_path: &Path, opts: &LocalOptions) -> Result<LocalSummary> 
                 )));
             }
         }
-        plan = make_plan(&plan.request())?;
+        plan = make_plan(&plan.request)?;
         plan.save(plan_path)?;
     }
     let figures: Vec<String> =
@@ -89,7 +89,7 @@ fn job_command(plan: &Plan, plan_path: &Path, id: &str, opts: &LocalOptions, gpu
     let mut cmd = Command::new(&opts.exe);
     cmd.args(["job", "run", id, "--plan"]).arg(plan_path);
     cmd.env("OMP_NUM_THREADS", opts.threads_per_worker.max(1).to_string());
-    cmd.env("CROSSLING_MODELS", &plan.models_dir);
+    cmd.env("CROSSLING_MODELS", &plan.request.models_dir);
     if let Some(g) = gpu {
         cmd.env("CUDA_VISIBLE_DEVICES", g.to_string());
     }

@@ -77,10 +77,21 @@ pub struct FigurePlan {
     pub stopped: Vec<String>,
 }
 
-/// A plan file (see [`super`]).
+/// A plan file (see [`super`]): the request it answers, how each figure's planning went, and the jobs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     pub format: u32,
+    #[serde(flatten)]
+    pub request: PlanRequest,
+    /// How each figure's planning went.
+    pub planning: Vec<FigurePlan>,
+    pub jobs: Vec<Job>,
+}
+
+/// What to plan (and, in a plan file, what was planned).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanRequest {
+    pub figures: Vec<String>,
     pub scale: Scale,
     /// `--device` as given (resolved again by each job).
     pub device: String,
@@ -91,21 +102,6 @@ pub struct Plan {
     /// Where the figure jobs write their records.
     pub out_dir: PathBuf,
     /// The scripts folder.
-    pub scripts_dir: PathBuf,
-    pub figures: Vec<FigurePlan>,
-    pub jobs: Vec<Job>,
-}
-
-/// What to plan.
-#[derive(Debug, Clone)]
-pub struct PlanRequest {
-    pub figures: Vec<String>,
-    pub scale: Scale,
-    pub device: String,
-    pub seed: u64,
-    pub seeds: usize,
-    pub models_dir: PathBuf,
-    pub out_dir: PathBuf,
     pub scripts_dir: PathBuf,
 }
 
@@ -140,20 +136,6 @@ impl Plan {
         })
     }
 
-    /// The request this plan answers (to plan again after jobs finished).
-    pub fn request(&self) -> PlanRequest {
-        PlanRequest {
-            figures: self.figures.iter().map(|f| f.id.clone()).collect(),
-            scale: self.scale,
-            device: self.device.clone(),
-            seed: self.seed,
-            seeds: self.seeds,
-            models_dir: self.models_dir.clone(),
-            out_dir: self.out_dir.clone(),
-            scripts_dir: self.scripts_dir.clone(),
-        }
-    }
-
     /// Jobs not done yet, figure jobs excluded.
     pub fn pending_work(&self) -> Vec<&Job> {
         self.jobs.iter().filter(|j| !j.done && !matches!(j.spec, JobSpec::Figure { .. })).collect()
@@ -161,7 +143,7 @@ impl Plan {
 
     /// Whether every figure's script ran to its end in planning mode.
     pub fn complete(&self) -> bool {
-        self.figures.iter().all(|f| f.complete)
+        self.planning.iter().all(|f| f.complete)
     }
 }
 
@@ -314,18 +296,7 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
             done: false,
         });
     }
-    Ok(Plan {
-        format: PLAN_FORMAT,
-        scale: req.scale,
-        device: req.device.clone(),
-        seed: req.seed,
-        seeds: req.seeds,
-        models_dir: req.models_dir.clone(),
-        out_dir: req.out_dir.clone(),
-        scripts_dir: req.scripts_dir.clone(),
-        figures,
-        jobs,
-    })
+    Ok(Plan { format: PLAN_FORMAT, request: req.clone(), planning: figures, jobs })
 }
 
 /// The jobs of `plan` by dependency level: level 0 needs nothing pending, level k needs only jobs of levels < k.
@@ -375,8 +346,8 @@ mod tests {
     }
 
     fn plan(jobs: Vec<Job>) -> Plan {
-        Plan {
-            format: PLAN_FORMAT,
+        let request = PlanRequest {
+            figures: vec![],
             scale: Scale::Smoke,
             device: "cpu".into(),
             seed: 0,
@@ -384,9 +355,8 @@ mod tests {
             models_dir: "/m".into(),
             out_dir: "/o".into(),
             scripts_dir: "/s".into(),
-            figures: vec![],
-            jobs,
-        }
+        };
+        Plan { format: PLAN_FORMAT, request, planning: vec![], jobs }
     }
 
     #[test]

@@ -67,7 +67,7 @@ fn level_script(index: usize, jobs: &[&Job], plan: &Plan, plan_path: &Path, opts
         }
     }
     s += "set -euo pipefail\n";
-    s += &format!("export CROSSLING_MODELS={}\n", shell_quote(&plan.models_dir.display().to_string()));
+    s += &format!("export CROSSLING_MODELS={}\n", shell_quote(&plan.request.models_dir.display().to_string()));
     s += "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-1}\"\n";
     let list = opts.dir.join(format!("level-{index}.jobs"));
     s += &format!("JOB=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" {})\n", shell_quote(&list.display().to_string()));
@@ -183,7 +183,7 @@ fn squeue_running() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grid::plan::{JobSpec, PLAN_FORMAT};
+    use crate::grid::plan::{JobSpec, PlanRequest, PLAN_FORMAT};
 
     #[test]
     fn levels_become_arrays_chained_by_their_job_lists() {
@@ -197,8 +197,8 @@ mod tests {
             gpu: false,
             done: false,
         };
-        let plan = Plan {
-            format: PLAN_FORMAT,
+        let request = PlanRequest {
+            figures: vec![],
             scale: crate::Scale::Smoke,
             device: "cpu".into(),
             seed: 0,
@@ -206,9 +206,9 @@ mod tests {
             models_dir: dir.path().join("models"),
             out_dir: dir.path().join("out"),
             scripts_dir: dir.path().join("scripts"),
-            figures: vec![],
-            jobs: vec![job("a", &[]), job("b", &[]), job("figure-x", &["a", "b"])],
         };
+        let jobs = vec![job("a", &[]), job("b", &[]), job("figure-x", &["a", "b"])];
+        let plan = Plan { format: PLAN_FORMAT, request, planning: vec![], jobs };
         let opts = SlurmOptions {
             partition: Some("gpu".into()),
             gres: Some("gpu:1".into()),

@@ -29,6 +29,20 @@ pub fn crossling(args: &[&str], data: Option<&Path>, cache: &Path) -> Output {
     cmd.output().expect("run crossling")
 }
 
+/// Run the binary offline on the mirror `data`, with `dir/cache` and `dir/models` as caches and one libtorch thread
+/// (so that runs compared with each other do the same arithmetic).
+pub fn crossling_one_thread(args: &[&str], data: &Path, dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_crossling"))
+        .args(args)
+        .env("CROSSLING_DATA", data)
+        .env("CROSSLING_OFFLINE", "1")
+        .env("CROSSLING_CACHE", dir.join("cache"))
+        .env("CROSSLING_MODELS", dir.join("models"))
+        .env("OMP_NUM_THREADS", "1")
+        .output()
+        .expect("run crossling")
+}
+
 /// stdout and stderr together, for assertion messages.
 pub fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
