@@ -12,7 +12,9 @@ use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
 use crate::device::{Compute, Precision};
 use crate::error::{Error, Result};
-use crate::tasks::run::{run_task, run_task_grid, split_options, ModelFolder, TaskContext, TaskKind, TaskRequest};
+use crate::tasks::run::{
+    ner_train_data, run_task, run_task_grid, split_options, ModelFolder, TaskContext, TaskKind, TaskRequest,
+};
 
 /// Where a job's state is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,9 +32,9 @@ pub fn marker(plan: &Plan, id: &str, ext: &str) -> PathBuf {
 /// The state of `job` now (see the module docs).
 pub fn state(plan: &Plan, job: &Job) -> JobState {
     let done = match &job.spec {
-        JobSpec::Pretrain { label, config, .. } => Catalog::load_default()
-            .and_then(|c| crate::train::zoo::locate(label, config, &c, &plan.request.models_dir))
-            .is_ok_and(|m| crate::train::zoo::is_trained(&m)),
+        JobSpec::Pretrain { label, key, config } => {
+            crate::train::zoo::is_trained(&crate::train::zoo::folder(&plan.request.models_dir, label, key), config)
+        }
         _ => marker(plan, &job.id, "done").is_file(),
     };
     if done {
@@ -91,17 +93,14 @@ fn execute(plan: &Plan, job: &Job, log: &dyn Fn(String)) -> Result<()> {
             Ok(())
         }
         JobSpec::Task { task, model, options, axes, seed } => {
-            let JobSpec::Pretrain { label, config, .. } = &plan.job(model)?.spec else {
+            let JobSpec::Pretrain { label, key, .. } = &plan.job(model)?.spec else {
                 return Err(Error::Invalid(format!("job {}: {model} is not a pre-training", job.id)));
             };
-            let trained = crate::train::zoo::locate(label, config, &catalog, &plan.request.models_dir)?;
-            let folder = ModelFolder { name: label.clone(), dir: trained.dir };
+            let dir = crate::train::zoo::folder(&plan.request.models_dir, label, key);
+            let folder = ModelFolder { name: label.clone(), dir };
             let (langs, train_data, overrides) = split_options(options.clone())?;
             let task: TaskKind = task.parse()?;
-            let train_data = match (task, train_data) {
-                (TaskKind::Ner, Some(t)) => Some(t.parse()?),
-                _ => None,
-            };
+            let train_data = ner_train_data(task, train_data)?;
             let req = TaskRequest {
                 task,
                 model: &folder,

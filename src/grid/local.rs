@@ -55,33 +55,27 @@ pub fn run_local(plan_path: &Path, opts: &LocalOptions) -> Result<LocalSummary> 
         match run_jobs(&plan, plan_path, &work, slots, opts) {
             Ok(ran) => summary.ran.extend(ran),
             Err(e) => {
-                let figures: Vec<String> = plan
-                    .jobs
+                let waiting: Vec<String> = figure_jobs(&plan)
                     .iter()
-                    .filter(|j| matches!(j.spec, JobSpec::Figure { .. }))
-                    .map(|j| format!("  {}: not started (a figure needs every job)", j.id))
+                    .map(|id| format!("  {id}: not started (a figure needs every job)"))
                     .collect();
-                return Err(Error::Invalid(format!(
-                    "{e}
-{}",
-                    figures.join(
-                        "
-"
-                    )
-                )));
+                return Err(Error::Invalid(format!("{e}\n{}", waiting.join("\n"))));
             }
         }
         plan = make_plan(&plan.request)?;
         plan.save(plan_path)?;
     }
-    let figures: Vec<String> =
-        plan.jobs.iter().filter(|j| matches!(j.spec, JobSpec::Figure { .. })).map(|j| j.id.clone()).collect();
     let mut all_threads = opts.clone();
     all_threads.threads_per_worker = opts.threads_per_worker * opts.workers.max(1);
-    for id in figures {
+    for id in figure_jobs(&plan) {
         summary.ran.extend(run_jobs(&plan, plan_path, std::slice::from_ref(&id), 1, &all_threads)?);
     }
     Ok(summary)
+}
+
+/// The ids of the plan's figure jobs.
+fn figure_jobs(plan: &Plan) -> Vec<String> {
+    plan.jobs.iter().filter(|j| matches!(j.spec, JobSpec::Figure { .. })).map(|j| j.id.clone()).collect()
 }
 
 /// The command line of job `id`.

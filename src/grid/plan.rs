@@ -188,7 +188,7 @@ pub fn pretrain_job(model: &crate::train::zoo::CachedModel, gpu: bool) -> Job {
         cost_s: pretrain_cost(&model.config),
         threads: 1,
         gpu,
-        done: crate::train::zoo::is_trained(model),
+        done: crate::train::zoo::is_trained(&model.dir, &model.config),
     }
 }
 

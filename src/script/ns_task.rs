@@ -122,10 +122,7 @@ fn with_request<T>(
     let stack = stack_options(&mut opts, session.env.scale)?;
     let (langs, train_data, overrides) = options(&opts)?;
     let task: TaskKind = task.parse()?;
-    let train_data = match (task, train_data) {
-        (TaskKind::Ner, Some(t)) => Some(t.parse()?),
-        _ => None,
-    };
+    let train_data = crate::tasks::run::ner_train_data(task, train_data)?;
     let stack = stack.as_ref().map(|(plan, targets)| StackRequest {
         plan: plan.clone(),
         targets: targets.iter().map(|(l, m)| (l.clone(), m as &dyn OpenModel)).collect(),
@@ -164,18 +161,40 @@ pub(super) fn run_map(r: &GridRun) -> Res<Dynamic> {
     to_dynamic(&m)
 }
 
-/// Planning mode and `model` is a pre-training not done yet (its job is in the plan).
-fn planned_untrained(session: &Session, model: &ModelRef) -> bool {
-    match (&session.plan, &model.source) {
-        (Some(_), super::handles::ModelSource::Cached(c)) => !crate::train::zoo::is_trained(c.as_ref()),
+/// Runs `compute` (a `task::run` or `task::grid`) and converts its result with `convert`. While planning (see
+/// [`crate::grid::plan`]) the run is recorded as a job: done when its result was cached, pending (the script gets
+/// `()`) when it is not, or when its model is a pre-training not done yet (then nothing is read).
+fn run_or_plan<T>(
+    session: &Session,
+    task: &str,
+    model: &ModelRef,
+    opts: &Map,
+    axes: Option<Vec<(String, Vec<serde_json::Value>)>>,
+    compute: impl FnOnce() -> Result<T>,
+    convert: impl FnOnce(T) -> Res<Dynamic>,
+) -> Res<Dynamic> {
+    let untrained = match (&session.plan, &model.source) {
+        (Some(_), super::handles::ModelSource::Cached(c)) => !crate::train::zoo::is_trained(&c.dir, &c.config),
         _ => false,
+    };
+    let outcome = if untrained { Err(Error::NotCached(model.dir())) } else { compute() };
+    match outcome {
+        Err(Error::NotCached(_)) => {
+            record_task_job(session, task, model, opts, axes, false)?;
+            Ok(Dynamic::UNIT)
+        }
+        Err(e) => Err(e.into()),
+        Ok(v) => {
+            let result = convert(v)?;
+            record_task_job(session, task, model, opts, axes, true)?;
+            Ok(result)
+        }
     }
 }
 
-/// Planning mode (see [`crate::grid::plan`]): records the fine-tuning job of `task` on `model` (after the model's
-/// pre-training job), `done` when its result is cached (the script then gets `()` for a run not done). Outside planning, a cached run on
-/// a model no job trains, or a stacked run: nothing to record. A stacked run or one on a given or random model that
-/// is not cached is not a job: planning stops there.
+/// Planning mode: records the fine-tuning job of `task` on `model` after the model's pre-training job, `done` or
+/// not. Nothing is recorded outside planning, nor for a done run that is no job (a stacked run, or one on a given
+/// or random model); such a run that is not done stops the planning run with an error.
 fn record_task_job(
     session: &Session,
     task: &str,
@@ -185,21 +204,18 @@ fn record_task_job(
     done: bool,
 ) -> Res<()> {
     use crate::grid::plan::{model_job_id, parameters, task_cost, task_job_id, Job, JobSpec};
-    let (Some(plan), super::handles::ModelSource::Cached(cached)) = (&session.plan, &model.source) else {
-        if done {
-            return Ok(());
+    let Some(plan) = &session.plan else { return Ok(()) };
+    let cached = match &model.source {
+        super::handles::ModelSource::Cached(c) if !opts.contains_key("stack_layer") => c,
+        _ if done => return Ok(()),
+        _ => {
+            return Err(rhai_err(format!(
+                "planning stops at task {task} on {}: a stacked run, or one on a model no job trains, is planned once \
+                 its models are trained",
+                model.name
+            )))
         }
-        return Err(rhai_err(format!("task {task} on {}: no cached result to plan with", model.name)));
     };
-    if done && opts.contains_key("stack_layer") {
-        return Ok(());
-    }
-    if opts.contains_key("stack_layer") {
-        return Err(rhai_err(format!(
-            "planning stops at a stacked {task} run on {}: it is planned once its models are trained",
-            model.name
-        )));
-    }
     let model_job = model_job_id(&cached.label, &cached.key);
     let options = json_of(opts)?;
     let seed = session.env.seed;
@@ -224,24 +240,7 @@ pub fn module(session: &Session) -> Module {
     let mut m = Module::new();
     let s = session.clone();
     m.set_native_fn("run", move |ctx: NativeCallContext, task: &str, model: ModelRef, opts: Map| {
-        native(&ctx, || {
-            let outcome = if planned_untrained(&s, &model) {
-                Err(Error::NotCached(model.dir()))
-            } else {
-                run(&s, task, &model, &opts)
-            };
-            match outcome {
-                Err(Error::NotCached(_)) => {
-                    record_task_job(&s, task, &model, &opts, None, false)?;
-                    Ok(Dynamic::UNIT)
-                }
-                other => {
-                    let result = run_map(&other?)?;
-                    record_task_job(&s, task, &model, &opts, None, true)?;
-                    Ok(result)
-                }
-            }
-        })
+        native(&ctx, || run_or_plan(&s, task, &model, &opts, None, || run(&s, task, &model, &opts), |r| run_map(&r)))
     });
     let s = session.clone();
     m.set_native_fn("frozen_nli", move |ctx: NativeCallContext, rep: Dynamic, opts: Map| {
@@ -256,23 +255,11 @@ pub fn module(session: &Session) -> Module {
                     v.as_array().cloned().ok_or_else(|| rhai_err(format!("grid axis '{k}' must be an array")))?;
                 list.push((k, values));
             }
-            let outcome = if planned_untrained(&s, &model) {
-                Err(Error::NotCached(model.dir()))
-            } else {
-                with_request(&s, task, &model, &opts, |ctx, req| run_task_grid(ctx, req, &list))
-            };
-            match outcome {
-                Err(Error::NotCached(_)) => {
-                    record_task_job(&s, task, &model, &opts, Some(list), false)?;
-                    Ok(Dynamic::UNIT)
-                }
-                Ok((report, files)) => {
-                    s.note_data(&files);
-                    record_task_job(&s, task, &model, &opts, Some(list), true)?;
-                    to_dynamic(&report)
-                }
-                Err(e) => Err(e.into()),
-            }
+            let grid = || with_request(&s, task, &model, &opts, |ctx, req| run_task_grid(ctx, req, &list));
+            run_or_plan(&s, task, &model, &opts, Some(list.clone()), grid, |(report, files)| {
+                s.note_data(&files);
+                to_dynamic(&report)
+            })
         })
     });
     m

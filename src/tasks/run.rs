@@ -181,6 +181,14 @@ pub fn split_options(json: serde_json::Value) -> Result<(Option<Vec<String>>, Op
     Ok((langs, train_data, map))
 }
 
+/// NER's English training data named `name` (default PAN-X); `None` for the other tasks, which ignore it.
+pub fn ner_train_data(task: TaskKind, name: Option<String>) -> Result<Option<NerTrainData>> {
+    match (task, name) {
+        (TaskKind::Ner, Some(t)) => Ok(Some(t.parse()?)),
+        _ => Ok(None),
+    }
+}
+
 /// The preset `preset` with `overrides` applied field by field (unknown fields are errors).
 pub fn configured<T: serde::Serialize + serde::de::DeserializeOwned>(preset: T, overrides: &JsonMap) -> Result<T> {
     let mut v = serde_json::to_value(preset).map_err(|e| Error::Invalid(e.to_string()))?;

@@ -102,19 +102,23 @@ pub fn locate(label: &str, cfg: &RunConfig, catalog: &Catalog, root: &Path) -> R
     let key = cache_key(cfg, &data)?;
     let safe_label: String =
         label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
-    let dir = root.join(format!("{safe_label}-{key}"));
+    let dir = folder(root, &safe_label, &key);
     Ok(CachedModel { label: safe_label, key, dir, config: cfg.clone(), data })
 }
 
-/// Whether the cached run of `model` is complete: its last checkpoint at the config's step budget and every
+/// The cache folder `<root>/<label>-<key>` of a model whose (safe) label and key are known.
+pub fn folder(root: &Path, label: &str, key: &str) -> PathBuf {
+    root.join(format!("{label}-{key}"))
+}
+
+/// Whether the run of `cfg` in `dir` is complete: its last checkpoint at the config's step budget and every
 /// snapshot it keeps.
-pub fn is_trained(model: &CachedModel) -> bool {
-    let cfg = &model.config;
-    let snapshots_kept = cfg.train.snapshot_steps.iter().all(|&step| {
-        crate::train::checkpoint::read_state(&crate::train::TrainConfig::snapshot_dir(&model.dir, step)).is_ok()
-    });
-    snapshots_kept
-        && crate::train::checkpoint::read_state(&model.dir.join("last")).is_ok_and(|s| s.step >= cfg.train.steps)
+pub fn is_trained(dir: &Path, cfg: &RunConfig) -> bool {
+    let snapshots_kept =
+        cfg.train.snapshot_steps.iter().all(|&step| {
+            crate::train::checkpoint::read_state(&crate::train::TrainConfig::snapshot_dir(dir, step)).is_ok()
+        });
+    snapshots_kept && crate::train::checkpoint::read_state(&dir.join("last")).is_ok_and(|s| s.step >= cfg.train.steps)
 }
 
 /// Returns the cached model of `cfg`, training it first (or finishing an interrupted run) when needed; `fresh`
@@ -133,7 +137,7 @@ pub fn ensure_trained(
     if fresh && dir.exists() {
         std::fs::remove_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     }
-    if !is_trained(&model) {
+    if !is_trained(dir, cfg) {
         let resume = dir.join("run.toml").is_file();
         run_pretraining(cfg, catalog, roots, dir, resume)?;
     }
