@@ -5,21 +5,33 @@
 //! Models*, and Liu, Hsu, Chuang & Lee (2020), *A Study of Cross-Lingual Ability and Language-specific Information
 //! in Multilingual BERT* — and exposes the same primitives for researchers' own models.
 //!
-//! Modules follow the flow of `DESIGN.md`:
-//! - [`analysis`]: normalization, Procrustes, NN / CSLS / inverted-softmax retrieval and its metrics, CKA,
-//!   bootstrap intervals, `.npy` / `.safetensors` arrays.
-//! - [`atomic_file`]: whole-file writes through a temporary sibling and a rename.
-//! - [`claims`]: the papers' claims as predicates over scores with intervals, the verdict rule, `REPRODUCTION.md`.
+//! Modules follow the flow of `DESIGN.md`, lowest first; each imports only modules above it in this list
+//! (`tests/module_graph.rs` checks it):
+//! - [`error`]: the library's one error type (file, line, what was expected).
+//! - [`atomic_file`]: whole-file writes through a temporary sibling and a rename. [`progress`]: progress bars.
+//!   [`scale`]: [`Scale`] (smoke | cpu | paper). [`arrays`]: `.npy` / `.safetensors` files. [`device`]: device
+//!   and precision ([`device::Compute`]), facts about the linked libtorch.
 //! - [`data`]: manifests, resolution (mirror ▸ cache ▸ download) with sha256 checks, one reader per format.
-//! - [`device`]: device selection and facts about the linked libtorch.
-//! - [`grid`]: a figure as a graph of cached jobs (plan, one job, local workers, Slurm).
 //! - [`text`]: corpus building (per-language streams, splits, caps, domains, sentence splitting, Chinese
-//!   segmentation).
-//! - [`tasks`]: zero-shot evaluation building blocks — NER span F1 with BIO repair, UAS / LAS, greedy and
-//!   single-root MST decoding, fast_align word alignment with grow-diag-final-and, AER.
+//!   segmentation), tokenizers, code-switching, masking, synthetic languages, the figures' evaluation text.
+//! - [`model`]: the encoder with its sharing plan, the MLM head, tokenizers, checkpoint files, Hugging Face
+//!   import and export, loading any model for inference.
+//! - [`train`]: the MLM trainer with exact resume, presets of the ablations, the model cache.
+//! - [`features`]: hidden states of every layer, sentence and word pooling, dumps to files.
+//! - [`wordvec`]: static word vectors (word2vec, fastText, GloVe) on the same corpora.
+//! - [`analysis`]: normalization, Procrustes, NN / CSLS / inverted-softmax retrieval and its metrics, CKA,
+//!   bootstrap intervals, language means and the mean-difference shift.
 //! - [`plot`]: figures (line, grouped bars, heat maps, schematics, panel grids) from serde chart specs to PNG +
 //!   SVG with a bundled font, and result tables to Markdown + CSV.
+//! - [`claims`]: the papers' claims as predicates over scores with intervals, and the verdict rule.
+//! - [`tasks`]: zero-shot transfer — NLI, NER, dependency parsing, frozen classifiers, word alignment — and one
+//!   request → result entry point with its cache ([`tasks::run`]).
+//! - [`jobs`]: the units of work a figure needs (pre-training, fine-tuning, figure), their ids and costs.
+//! - [`figures`]: the registry of figure ids → scripts and the papers' references.
+//! - [`script`]: the Rhai runtime (one namespace per file), figure records, rendering, `REPRODUCTION.md`.
+//! - [`grid`]: a figure as a graph of cached jobs (plan, one job, local workers, Slurm).
 pub mod analysis;
+pub mod arrays;
 pub mod atomic_file;
 pub mod claims;
 pub mod data;
@@ -28,6 +40,7 @@ pub mod error;
 pub mod features;
 pub mod figures;
 pub mod grid;
+pub mod jobs;
 pub mod model;
 pub mod plot;
 pub mod progress;

@@ -2,7 +2,8 @@
 //! `tests/reference/cka_fixture.py` with numpy), and the `crossling analyse` commands end to end.
 mod common;
 
-use crossling::analysis::{arrays, cka};
+use crossling::analysis::cka;
+use crossling::arrays;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str) -> PathBuf {

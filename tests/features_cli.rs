@@ -7,7 +7,7 @@ mod common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use crossling::model::safetensors_file::read_metadata;
+use crossling::arrays::stream::read_metadata;
 use crossling::model::{LoadedModel, ModelConfig};
 use crossling::text::tokenize::{AnchorScheme, CrossTokenizer, TokenizerSpec};
 use tch::{Device, Kind, Tensor};

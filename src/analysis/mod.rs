@@ -11,11 +11,9 @@
 //! - [`language`]: mean of language, mean-difference shift, unsupervised token translation, convert rate, BLEU-1.
 //! - [`token_translation`]: the mean-difference-shift experiment on a loaded model (means of language, layer ×
 //!   α grid of convert rate and BLEU-1): the one part of this module that runs a model.
-//! - [`arrays`]: `.npy` / `.safetensors` matrices and per-layer stacks, and a finiteness check.
 //!
 //! Every function is pure: tensors in, tensors or numbers out, on the device of its inputs. Rows are vectors
 //! throughout (`[n, d]`).
-pub mod arrays;
 pub mod bootstrap;
 pub mod cka;
 pub mod language;

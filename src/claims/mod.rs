@@ -3,8 +3,6 @@
 //!
 //! - [`score`]: a score with its interval (bootstrap over test items, Student t over seeds) and how seeds combine.
 //! - [`rule`]: the verdict rule (supported / contradicted / inconclusive) and claim evaluation.
-//! - [`report`]: `REPRODUCTION.md` from the committed records (`crossling claims`).
-pub mod report;
 pub mod rule;
 pub mod score;
 

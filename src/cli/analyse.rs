@@ -5,12 +5,13 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use crossling::analysis::{
-    arrays, bootstrap, cka,
+    bootstrap, cka,
     metrics::{self, IndexedDict},
     normalize::{self, Normalization},
     procrustes,
     scores::{Method, Options, Scorer},
 };
+use crossling::arrays;
 use crossling::data::formats::muse;
 use serde_json::json;
 use std::path::{Path, PathBuf};

@@ -178,7 +178,7 @@ pub fn run(a: LangArgs) -> Result<()> {
             ("mean_tgt".to_string(), r_tgt.shallow_clone()),
             ("shift".to_string(), shift.shallow_clone()),
         ];
-        crossling::model::safetensors_file::write_tensors(out, &tensors, &meta)?;
+        crossling::arrays::stream::write_tensors(out, &tensors, &meta)?;
     }
     let grid: Option<MdsResult> = if has_tests { Some(mds_grid_with(&m, &spec, &means)?) } else { None };
     let (t_src, t_tgt) = (&means.t_src, &means.t_tgt);

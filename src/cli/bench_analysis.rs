@@ -5,7 +5,8 @@
 //! runs on the same device, the CKA reference (numpy) stays on the CPU.
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use crossling::analysis::{arrays, cka, scores};
+use crossling::analysis::{cka, scores};
+use crossling::arrays;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;

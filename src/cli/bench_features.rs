@@ -9,7 +9,7 @@
 //! its longest). Both outputs are compared (max |Δ|), so the benchmark also checks that they compute the same thing.
 use anyhow::{bail, Result};
 use clap::Args;
-use crossling::analysis::arrays;
+use crossling::arrays;
 use crossling::features::batch::length_batches;
 use crossling::features::{pooled_layers, Extraction, Pooling, Tokenized};
 use crossling::model::ModelConfig;

@@ -22,7 +22,7 @@
 //! (the estimate least disturbed by other work on a shared machine), the ratio crossling / PyTorch and CPU seconds.
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use crossling::analysis::arrays;
+use crossling::arrays;
 use crossling::device::{Compute, Precision};
 use crossling::features::batch::padded;
 use crossling::model::ModelConfig;

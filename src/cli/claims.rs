@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use clap::Args;
-use crossling::claims::report;
+use crossling::script::reproduction as report;
 
 #[derive(Args)]
 pub struct ClaimsArgs {

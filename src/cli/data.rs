@@ -3,8 +3,8 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use crossling::data::manifest::Catalog;
 use crossling::data::resolve::{DataRoots, Found};
-use crossling::data::stats::dataset_stats;
 use crossling::text::corpus::{build_corpus, CorpusSpec};
+use crossling::text::stats::dataset_stats;
 use std::path::PathBuf;
 
 #[derive(Subcommand)]

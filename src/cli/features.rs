@@ -1,12 +1,12 @@
 //! `crossling features`: every layer's hidden states for each line of a text file, ragged, in one safetensors
-//! file (see `crossling::model::dump` for the layout).
+//! file (see `crossling::features::dump` for the layout).
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 
 use crossling::device::parse_device;
+use crossling::features::dump::{dump_hidden_states, pooling_name, DumpOptions};
 use crossling::features::Pooling;
-use crossling::model::dump::{dump_hidden_states, pooling_name, DumpOptions};
 use crossling::model::LoadedModel;
 
 #[derive(Args)]

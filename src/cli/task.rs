@@ -8,9 +8,9 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crossling::data::evalsets::FilesRead;
 use crossling::data::manifest::Catalog;
 use crossling::data::resolve::DataRoots;
+use crossling::data::FilesRead;
 use crossling::device::{Compute, Precision};
 use crossling::model::LoadedModel;
 use crossling::tasks::finetune::{FreezeReport, LossSummary};

@@ -98,7 +98,7 @@ pub fn nli_frozen(a: FrozenNliArgs) -> Result<()> {
         }
         Some(path) => {
             let v = WordVectors::load(path).with_context(|| format!("loading vectors {}", path.display()))?;
-            let sha = crossling::train::checkpoint::sha256_file(path)?;
+            let sha = crossling::model::checkpoint::sha256_file(path)?;
             let info = RepresentationInfo {
                 name: path.display().to_string(),
                 kind: "static".into(),

@@ -1,11 +1,12 @@
 //! The data layer: manifests describe every dataset ([`manifest`]); [`resolve`] finds each file in the
 //! `$CROSSLING_DATA` mirror, the user cache, or downloads it with a sha256 check; [`formats`] reads each format;
-//! [`stats`] counts documents / sentences / tokens / characters per language.
+//! [`FilesRead`] is the provenance every reader returns.
 
 pub mod documents;
-pub mod evalsets;
 pub mod formats;
 pub mod manifest;
 pub mod resolve;
-pub mod stats;
 pub mod text_file;
+
+/// Files read, as (mirror path, sha256): the provenance a reader returns with its data.
+pub type FilesRead = Vec<(String, String)>;

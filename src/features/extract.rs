@@ -11,22 +11,8 @@
 use tch::{Device, Kind, Tensor};
 
 use crate::error::{Error, Result};
+use crate::model::tokenizer::Tokenized;
 use crate::model::MlmModel;
-
-/// One tokenized text: ids with specials, and for each id the index of the word it belongs to (`None` for
-/// specials).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tokenized {
-    pub ids: Vec<i64>,
-    pub word_of: Vec<Option<usize>>,
-}
-
-impl Tokenized {
-    /// Number of words (1 + the largest word index).
-    pub fn n_words(&self) -> usize {
-        self.word_of.iter().flatten().max().map_or(0, |m| m + 1)
-    }
-}
 
 /// How to pool a sequence's subword vectors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

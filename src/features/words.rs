@@ -8,8 +8,9 @@ use std::collections::HashMap;
 
 use tch::{Device, Kind, Tensor};
 
-use super::extract::{pooled_layers, Extraction, Pooling, Tokenized};
+use super::extract::{pooled_layers, Extraction, Pooling};
 use crate::error::{Error, Result};
+use crate::model::tokenizer::Tokenized;
 use crate::model::MlmModel;
 
 /// Texts handed to one extraction call.

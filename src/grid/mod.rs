@@ -15,7 +15,7 @@
 //! `models_dir` = the shared cache `$CROSSLING_MODELS`, `out_dir` where the figure records go, `scripts_dir`);
 //! `planning` (per figure: whether planning saw its whole script, and where it stopped); and `jobs`: `{ id, kind:
 //! pretrain | task | figure, …the job's request, deps, cost_s, threads, gpu, done }`. `cost_s` is an estimate in
-//! one-thread CPU seconds ([`plan::CPU_THREAD_FLOPS`]).
+//! one-thread CPU seconds ([`crate::jobs::CPU_THREAD_FLOPS`]).
 //!
 //! **State of a job** ([`job::state`]): a pre-training is done when its cache folder holds the full run; a task or
 //! figure job when `MODELS/jobs/ID.done` exists (written by [`job::run_job`] after success). A failed job writes

@@ -9,9 +9,7 @@ use super::config::ModelConfig;
 use super::encoder::Encoder;
 use super::sharing::{dense, layer_norm, PerLanguage, WEIGHT_INIT};
 use crate::error::{Error, Result};
-
-/// Label value ignored by the MLM loss.
-pub const IGNORE_INDEX: i64 = -100;
+use crate::text::masking::IGNORE_INDEX;
 
 /// Output bias and, when untied, the decoder matrix of one language (or of all).
 #[derive(Debug)]

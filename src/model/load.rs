@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 
 use tch::{nn::VarStore, Device, Tensor};
 
+use super::checkpoint::{recorded_model_sha256, sha256_file, CONFIG_FILE, MODEL_FILE};
 use super::hf::config::is_hf_config;
 use super::hf::import::{build_model, import_hf};
 use super::tokenizer::{load_hf_tokenizer_with, ModelTokenizer};
 use super::{EncoderOutput, MlmModel, ModelConfig};
 use crate::error::{Error, Result};
 use crate::text::tokenize::CrossTokenizer;
-use crate::train::checkpoint::{read_state, sha256_file, CONFIG_FILE, MODEL_FILE, STATE_FILE};
 
 /// Where a model comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,12 +189,11 @@ fn open_checkpoint(dir: &Path, device: Device) -> Result<LoadedModel> {
         return Err(Error::format_file(&weights, "missing checkpoint file"));
     }
     let weights_sha256 = sha256_file(&weights)?;
-    if dir.join(STATE_FILE).is_file() {
-        let state = read_state(dir)?;
-        if state.model_sha256 != weights_sha256 {
+    if let Some(recorded) = recorded_model_sha256(dir)? {
+        if recorded != weights_sha256 {
             return Err(Error::Checksum {
                 path: weights,
-                expected: state.model_sha256,
+                expected: recorded,
                 found: weights_sha256,
                 hint: " (corrupt checkpoint: the file differs from the one recorded in trainer_state.json)".into(),
             });

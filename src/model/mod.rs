@@ -13,25 +13,24 @@
 //! - [`embeddings`], [`attention`], [`layer`], [`encoder`]: the encoder, returning every layer's hidden states.
 //! - [`heads`]: the MLM head and [`MlmModel`] with its loss.
 //! - [`tokenizer`]: [`ModelTokenizer`], crossling or Hugging Face, with word-aligned encodings.
+//! - [`checkpoint`]: the files of a checkpoint folder and the recorded hash of its weights.
 //! - [`load`]: [`LoadedModel::open`] for checkpoints, runs and Hugging Face folders.
-//! - [`hf`]: Hugging Face BERT import and export; [`safetensors_file`]: safetensors writing with metadata.
-//! - [`dump`]: ragged every-layer hidden states of a text file (`crossling features`).
+//! - [`hf`]: Hugging Face BERT import and export.
 pub mod attention;
+pub mod checkpoint;
 pub mod config;
-pub mod dump;
 pub mod embeddings;
 pub mod encoder;
 pub mod heads;
 pub mod hf;
 pub mod layer;
 pub mod load;
-pub mod safetensors_file;
 pub mod sharing;
 pub mod tokenizer;
 
 pub use config::{ModelConfig, SharingPlan};
 pub use encoder::{Encoder, EncoderOutput};
-pub use heads::{MlmHead, MlmModel, IGNORE_INDEX};
+pub use heads::{MlmHead, MlmModel};
 pub use load::{LoadedModel, ModelKind, ModelSource};
 pub use sharing::PerLanguage;
 pub use tokenizer::{Encoded, ModelTokenizer, SpecialIds};

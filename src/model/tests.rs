@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 use tch::{nn, nn::OptimizerConfig, Device, Kind, Tensor};
 
 use super::*;
+use crate::text::masking::IGNORE_INDEX;
 
 /// libtorch's CPU generator is global and tests run on parallel threads: every test here that draws random
 /// numbers holds this lock, so a seeded test sees exactly its own draws.

@@ -22,9 +22,23 @@ use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
 use tokenizers::{NormalizedString, Normalizer, OffsetReferential, OffsetType, PreTokenizedString, PreTokenizer};
 
 use crate::error::{Error, Result};
-use crate::features::Tokenized;
 use crate::text::segment::segment_zh;
 use crate::text::tokenize::{CrossTokenizer, Special};
+
+/// One tokenized text: ids with specials, and for each id the index of the word it belongs to (`None` for
+/// specials).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tokenized {
+    pub ids: Vec<i64>,
+    pub word_of: Vec<Option<usize>>,
+}
+
+impl Tokenized {
+    /// Number of words (1 + the largest word index).
+    pub fn n_words(&self) -> usize {
+        self.word_of.iter().flatten().max().map_or(0, |m| m + 1)
+    }
+}
 
 /// Ids of the special tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,8 +24,8 @@ pub struct Session {
     pub record: Arc<Mutex<FigureRecord>>,
     /// The dataset manifests and where their files are found.
     pub data: Arc<(Catalog, DataRoots)>,
-    /// Planning mode ([`crate::grid::plan`]): model and task requests are recorded here instead of run.
-    pub plan: Option<crate::grid::plan::SharedRecorder>,
+    /// Planning mode ([`crate::grid::plan`], [`crate::jobs`]): model and task requests are recorded here instead of run.
+    pub plan: Option<crate::jobs::SharedRecorder>,
 }
 
 impl Session {
@@ -42,7 +42,7 @@ impl Session {
     }
 
     /// This session in planning mode, recording into `recorder` (see [`crate::grid::plan`]).
-    pub fn planning(mut self, recorder: crate::grid::plan::SharedRecorder) -> Self {
+    pub fn planning(mut self, recorder: crate::jobs::SharedRecorder) -> Self {
         self.plan = Some(recorder);
         self
     }

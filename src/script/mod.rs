@@ -1,10 +1,11 @@
 //! The Rhai experiment runtime (DESIGN.md "Shape"): one script per figure or table describes the experiment end to
 //! end; heavy state (models, features) stays in Rust behind opaque handles; each namespace is one file.
 //!
-//! - [`env`]: `SCALE`, `SEED`, `DEVICE`, `FIGURE`, the outputs folder, the run log.
+//! - [`env`](mod@env): `SCALE`, `SEED`, `DEVICE`, `FIGURE`, the outputs folder, the run log.
 //! - [`engine`]: the engine, `import` from `scripts/`, error mapping to script:line:column.
 //! - [`record`]: the `figures/ID.json` record with provenance; [`provenance`]: revision and timestamps.
 //! - [`runner`]: one script end to end (record, provenance, log, rendering); [`render`]: record → PNG/SVG/MD/CSV.
+//! - [`reproduction`]: `REPRODUCTION.md` from the committed records (`crossling claims`).
 //! - [`handles`]: the opaque `Model` and `Features` types.
 //! - Namespaces: [`ns_results`] (`results::`), [`ns_data`] (`data::`), [`ns_train`] (`train::`, `model::`),
 //!   [`ns_features`] (`features::`), [`ns_cka`] (`cka::`), [`ns_align`] (`align::`, `retrieve::`),
@@ -28,6 +29,7 @@ pub mod ns_wordvec;
 pub mod provenance;
 pub mod record;
 pub mod render;
+pub mod reproduction;
 pub mod runner;
 #[cfg(test)]
 pub(crate) mod testing;

@@ -7,7 +7,7 @@
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 
 use super::engine::{native, rhai_err, strings, Res, Session};
-use crate::data::evalsets;
+use crate::text::evalsets;
 
 fn count(n: i64, what: &str) -> Res<usize> {
     usize::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| rhai_err(format!("{what}: n must be positive, got {n}")))

@@ -203,17 +203,19 @@ fn record_task_job(
     axes: Option<Vec<(String, Vec<serde_json::Value>)>>,
     done: bool,
 ) -> Res<()> {
-    use crate::grid::plan::{model_job_id, parameters, task_cost, task_job_id, Job, JobSpec};
+    use crate::jobs::{model_job_id, parameters, task_cost, task_job_id, Job, JobSpec};
     let Some(plan) = &session.plan else { return Ok(()) };
     let cached = match &model.source {
         super::handles::ModelSource::Cached(c) if !opts.contains_key("stack_layer") => c,
         _ if done => return Ok(()),
         _ => {
-            return Err(rhai_err(format!(
-                "planning stops at task {task} on {}: a stacked run, or one on a model no job trains, is planned once \
-                 its models are trained",
+            let what = format!(
+                "planning stops at task {task} on {}: a stacked run, or one on a model no job trains, runs inside the \
+                 figure job",
                 model.name
-            )))
+            );
+            plan.lock().map_err(|_| rhai_err("planning: the recorder is poisoned"))?.defer(what.clone());
+            return Err(rhai_err(what));
         }
     };
     let model_job = model_job_id(&cached.label, &cached.key);

@@ -179,7 +179,7 @@ pub fn train_module(session: &Session) -> Module {
                 // Planning mode: record the pre-training; the model is handed out at its cache folder, trained
                 // or not (the first analysis of an untrained one stops the planning run).
                 let cached = crate::train::zoo::locate(&label, &cfg, catalog, &s.env.models_dir)?;
-                let job = crate::grid::plan::pretrain_job(&cached, s.env.compute.device.is_cuda());
+                let job = crate::jobs::pretrain_job(&cached, s.env.compute.device.is_cuda());
                 plan.lock().map_err(|_| rhai_err("planning: the recorder is poisoned"))?.add(job);
                 return Ok(ModelRef { name, source: ModelSource::Cached(Box::new(cached)) });
             }
@@ -384,7 +384,7 @@ mod tests {
         s.with_record(|r| {
             let m = &r.provenance.models["mono-en"];
             let weights = model_dir.join(m["checkpoint"].as_str().unwrap()).join("model.safetensors");
-            let sha = crate::train::checkpoint::sha256_file(&weights).unwrap();
+            let sha = crate::model::checkpoint::sha256_file(&weights).unwrap();
             assert_eq!(m["weights_sha256"], sha.as_str(), "the record names the exact weights");
             assert!(r.provenance.data.keys().any(|p| p.starts_with("mono/en/")));
         });

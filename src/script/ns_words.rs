@@ -252,7 +252,7 @@ pub fn module(session: &Session) -> Module {
             let norm: Normalization = spec.norm.parse()?;
             let method = Method::parse(&spec.method, 10, 30.0)?;
             let (catalog, roots) = &*s.data;
-            let (split, files) = crate::data::evalsets::muse_split(catalog, roots, &spec.dictionary)?;
+            let (split, files) = crate::text::evalsets::muse_split(catalog, roots, &spec.dictionary)?;
             s.note_data(&files);
             let probe = Probe { train: pair_list(&split.train), test: pair_list(&split.test), norm, method };
             let src_wanted: HashSet<&str> = probe.train.iter().chain(&probe.test).map(|p| p.0.as_str()).collect();
@@ -301,7 +301,7 @@ pub fn module(session: &Session) -> Module {
                 let spec: StaticAlignSpec = rhai::serde::from_dynamic(&Dynamic::from_map(spec))
                     .map_err(|e| rhai_err(format!("words::align_static spec: {e}")))?;
                 let (catalog, roots) = &*s.data;
-                let (split, files) = crate::data::evalsets::muse_split(catalog, roots, &spec.dictionary)?;
+                let (split, files) = crate::text::evalsets::muse_split(catalog, roots, &spec.dictionary)?;
                 s.note_data(&files);
                 let probe = Probe {
                     train: pair_list(&split.train),

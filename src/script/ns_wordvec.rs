@@ -159,7 +159,7 @@ fn common(covered: Vec<&Covered>) -> Vec<String> {
 fn retrieval(s: &Session, reps: &[Dynamic], spec: &MrrSpec) -> Result<Vec<Map>> {
     let dictionary = spec.dictionary.clone().unwrap_or_else(|| format!("{}-{}", spec.src, spec.tgt));
     let (catalog, roots) = &*s.data;
-    let (split, files) = crate::data::evalsets::muse_split(catalog, roots, &dictionary)?;
+    let (split, files) = crate::text::evalsets::muse_split(catalog, roots, &dictionary)?;
     s.note_data(&files);
     let dict: Vec<_> = split.train.iter().chain(&split.test).collect();
     let src_wanted: HashSet<&str> = dict.iter().map(|p| p.src.as_str()).collect();

@@ -14,9 +14,9 @@ use serde_json::Value;
 
 use super::record::FigureRecord;
 use crate::atomic_file::write_atomic;
-use crate::claims::report::{cell, verdict_of};
 use crate::error::{Error, Result};
 use crate::plot::{ChartSpec, Table};
+use crate::script::reproduction::{cell, verdict_of};
 
 fn stem(out_dir: &Path, id: &str, i: usize) -> PathBuf {
     if i == 0 {

@@ -14,11 +14,11 @@ use super::backbone::{check_layer, check_reads, default_stack_depth, StackInput,
 use super::common::TRAIN_LANG;
 use super::contextual_map::{contextual_maps, MapConfig};
 use super::finetune::FreezePlan;
-use crate::data::evalsets::{xnli_parallel, FilesRead};
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
 use crate::error::{Error, Result};
 use crate::model::LoadedModel;
+use crate::text::evalsets::{xnli_parallel, FilesRead};
 
 /// The settings of a stacked run.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

@@ -22,7 +22,7 @@
 //!
 //! **Training**: cross-entropy, Adam at a fixed rate, the gradient clipped to a global norm, dropout seeded per
 //! step, best state by English dev accuracy at the end of each epoch ([`super::finetune::train_with_selection`]).
-//! Presets ([`FrozenNliConfig::preset`]): `paper` InferSent's widths (2 × 2048 LSTM, 512 MLP) on all of MNLI for
+//! Presets ([`FrozenNliConfig::at`]): `paper` InferSent's widths (2 × 2048 LSTM, 512 MLP) on all of MNLI for
 //! 5 epochs; `cpu` 2 × 128 and 256 on 20,000 pairs for 3 epochs; `smoke` 2 × 16 and 32 on 300 pairs, 1 epoch.
 use serde::{Deserialize, Serialize};
 use tch::nn::{self, Module};

@@ -15,7 +15,7 @@
 //! decay ([`LrSchedule::LinearDecay`]), gradient clipping, language-specific parameters frozen (optionally the
 //! embeddings and bottom layers), the state with the best span F1 on the English dev set kept.
 //!
-//! **Presets** ([`NerConfig::preset`]): `paper` — batch 32, peak rate 3e-5 (the middle of Wu et al.'s grid
+//! **Presets** ([`NerConfig::at`]): `paper` — batch 32, peak rate 3e-5 (the middle of Wu et al.'s grid
 //! {2e-5, 3e-5, 5e-5}), 10 epochs (the study's) over the 20,000 PAN-X English training sentences, dev and evaluation on all dev
 //! sentences; `cpu` — 5,000 training sentences, 3 epochs, peak rate 1e-3 for the project's small `cpu` models, 1,000
 //! English dev sentences, 2,000 evaluation sentences per language (measured on the 4 × 128 English `mono` model, one

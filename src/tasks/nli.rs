@@ -16,7 +16,7 @@
 //! This file works on encoded pairs ([`NliItem`]); [`super::nli_transfer`] reads MNLI / XNLI, encodes the pairs and
 //! runs the zero-shot evaluation.
 //!
-//! **Presets** ([`NliConfig::preset`]): `paper` follows Wu et al.'s fine-tuning (batch 32, a fixed rate from their
+//! **Presets** ([`NliConfig::at`]): `paper` follows Wu et al.'s fine-tuning (batch 32, a fixed rate from their
 //! grid {1e-5, 2e-5, 3e-5, 5e-5} — 2e-5 here — 3 epochs, best epoch by English dev accuracy); `cpu` trains 20,000
 //! pairs for 2 epochs at 2e-4, a rate for the project's small, briefly pre-trained `cpu` models (measured on the
 //! 4 × 128 English `mono` model of `train --scale cpu`, one libtorch thread: 8 min, English dev accuracy 0.442 at 2e-4

@@ -27,10 +27,10 @@ use super::finetune::{mix, permutation, DevPoint, FreezeReport, LossSummary, SPL
 use super::items::ItemScores;
 use super::nli::{MdsEval, NliConfig, NliFinetune, NliItem, Shift};
 use crate::analysis::token_translation::language_means;
-use crate::data::evalsets::FilesRead;
 use crate::data::formats::{mnli, xnli, NliExample};
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
+use crate::data::FilesRead;
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::{LoadedModel, ModelTokenizer};

@@ -42,7 +42,7 @@
 //! language-specific parameters (and optionally the embeddings and bottom layers) frozen, the gradient clipped, here
 //! with a linear warm-up over the first 10% of the steps and linear decay (Wu et al. 2020).
 //!
-//! **Presets** ([`ParseConfig::preset`]): `paper` — Dozat & Manning's head sizes (arc MLP 500, label MLP 100,
+//! **Presets** ([`ParseConfig::at`]): `paper` — Dozat & Manning's head sizes (arc MLP 500, label MLP 100,
 //! dropout 0.33), Wu et al.'s fine-tuning of the whole encoder at lr 5e-5, batch 32, 3 epochs (the epoch count is
 //! this project's choice), all training sentences; `cpu` — heads scaled to the project's 4 × 128 `cpu` models (arc
 //! 128, label 64, dropout 0.33), batch 32, 4 epochs over all 5,238 training sentences, English dev capped at 1,000

@@ -16,9 +16,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-/// The label value that the MLM loss ignores (defined once, beside the loss).
-pub use crate::model::IGNORE_INDEX;
 use crate::text::codeswitch::SplitMix64;
+
+/// The label of a position the masking left alone: the MLM loss ignores it (PyTorch's `ignore_index` default).
+pub const IGNORE_INDEX: i64 = -100;
 use crate::text::stream::Batch;
 
 /// Masking probabilities (BERT's 15% / 80-10-10 by default).

@@ -26,7 +26,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use tch::nn::VarStore;
 
 use crate::error::{Error, Result};
@@ -37,10 +36,7 @@ use crate::train::schedule::{Adam, Schedule};
 /// The version of the checkpoint layout written by [`save`].
 pub const FORMAT_VERSION: u32 = 1;
 
-pub const MODEL_FILE: &str = "model.safetensors";
-pub const OPTIMIZER_FILE: &str = "optimizer.safetensors";
-pub const CONFIG_FILE: &str = "config.json";
-pub const STATE_FILE: &str = "trainer_state.json";
+pub use crate::model::checkpoint::{sha256_file, CONFIG_FILE, MODEL_FILE, OPTIMIZER_FILE, STATE_FILE};
 
 /// Everything besides the tensors that a resumed run needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -65,12 +61,6 @@ pub struct TrainerState {
     /// sha256 (hex) of `model.safetensors` and of `optimizer.safetensors`.
     pub model_sha256: String,
     pub optimizer_sha256: String,
-}
-
-/// sha256 of a file, hex.
-pub fn sha256_file(path: &Path) -> Result<String> {
-    let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
-    Ok(hex::encode(Sha256::digest(&bytes)))
 }
 
 fn fsync(path: &Path) -> Result<()> {

@@ -66,7 +66,7 @@ impl CodeSwitchConfig {
 
 /// The MUSE train-split pairs of `pair` (`en-fr` → (english, french) pairs).
 pub fn muse_train_pairs(catalog: &Catalog, roots: &DataRoots, pair: &str) -> Result<Vec<(String, String)>> {
-    let (split, _) = crate::data::evalsets::muse_split(catalog, roots, pair)?;
+    let (split, _) = crate::text::evalsets::muse_split(catalog, roots, pair)?;
     Ok(split.train.into_iter().map(|p| (p.src, p.tgt)).collect())
 }
 

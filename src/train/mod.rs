@@ -7,8 +7,9 @@
 //!   ordinary tensors, so a checkpoint can hold them and resume is exact.
 //! - [`checkpoint`]: the checkpoint directory (`model.safetensors`, `optimizer.safetensors`, `config.json`,
 //!   `trainer_state.json`), atomic writes and verified loads.
-//! - [`bench`]: timed training steps on random batches, training FLOPs per step, a measured matmul peak.
-//! - [`step`]: [`TrainStep`] (forward + MLM loss + backward + clip + Adam), [`Compute`] and [`Precision`]
+//! - [`bench`](mod@bench): timed training steps on random batches, training FLOPs per step, a measured matmul peak.
+//! - [`step`]: [`TrainStep`] (forward + MLM loss + backward + clip + Adam), [`crate::device::Compute`] and
+//!   [`crate::device::Precision`]
 //!   (device, bf16 autocast on CUDA); used by the trainer and by `crossling bench train`.
 //! - [`trainer`]: [`TrainConfig`], [`TokenInfo`], [`train`], [`TrainSummary`].
 //! - [`extra_anchors`]: dictionary code-switching of a run's training text (Table 1 "Extra anchors").

@@ -18,8 +18,9 @@ use tch::{Device, Kind, Reduction, Tensor};
 
 use crate::device::Compute;
 use crate::error::{Error, Result};
-use crate::model::{MlmModel, IGNORE_INDEX};
+use crate::model::MlmModel;
 use crate::text::masking::MaskedBatch;
+use crate::text::masking::IGNORE_INDEX;
 use crate::train::schedule::Adam;
 
 /// What one step reports.

@@ -63,7 +63,7 @@ pub fn run_data_files(cfg: &RunConfig, catalog: &Catalog) -> Result<BTreeMap<Str
         }
     }
     if let Some(cs) = &cfg.codeswitch {
-        let wanted = crate::data::evalsets::muse_path(&cs.dictionary);
+        let wanted = crate::text::evalsets::muse_path(&cs.dictionary);
         for f in catalog.get("muse")?.files.iter().filter(|f| f.path == wanted) {
             out.insert(f.path.clone(), f.sha256.clone());
         }

@@ -33,8 +33,8 @@ use super::sampling::{
     Worker,
 };
 use super::vectors::WordVectors;
+use crate::arrays::stream::{read_metadata, Dtype, StreamWriter, TensorSpec};
 use crate::error::{Error, Result};
-use crate::model::safetensors_file::{read_metadata, Dtype, StreamWriter, TensorSpec};
 
 /// fastText skip-gram hyper-parameters; the defaults are fastText's (`./fasttext skipgram`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -349,7 +349,7 @@ impl FastText {
             .map_err(|e| Error::format_file(path, format!("metadata `config`: {e}")))?;
         let report: TrainReport = serde_json::from_str(get("report")?).unwrap_or_default();
         let matrix = |name: &str| -> Result<Matrix> {
-            let t = crate::analysis::arrays::read_safetensors(path, Some(name))?;
+            let t = crate::arrays::read_safetensors(path, Some(name))?;
             let size = t.size();
             if size.len() != 2 {
                 return Err(Error::format_file(path, format!("tensor `{name}` has shape {size:?} (expected 2-D)")));

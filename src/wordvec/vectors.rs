@@ -12,8 +12,8 @@ use std::path::Path;
 
 use tch::Tensor;
 
+use crate::arrays::stream::{read_metadata, Dtype, StreamWriter, TensorSpec};
 use crate::error::{Error, Result};
-use crate::model::safetensors_file::{read_metadata, Dtype, StreamWriter, TensorSpec};
 
 /// Words and their vectors, row-major `[N, D]` f32.
 #[derive(Debug, Clone, PartialEq)]
@@ -175,7 +175,7 @@ impl WordVectors {
         let words = meta
             .remove("words")
             .ok_or_else(|| Error::format_file(path, "no `words` entry in the metadata (expected the vocabulary)"))?;
-        let t = crate::analysis::arrays::read_safetensors(path, Some("vectors"))?;
+        let t = crate::arrays::read_safetensors(path, Some("vectors"))?;
         let size = t.size();
         let words: Vec<String> =
             if words.is_empty() { Vec::new() } else { words.split('\n').map(String::from).collect() };

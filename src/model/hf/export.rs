@@ -23,8 +23,8 @@ use tokenizers::processors::template::TemplateProcessing;
 
 use super::config::{exported_type_vocab_size, hf_config_json};
 use super::names::export_name;
+use crate::arrays::stream::write_tensors;
 use crate::error::{Error, Result};
-use crate::model::safetensors_file::write_tensors;
 use crate::model::tokenizer::ModelTokenizer;
 use crate::model::ModelConfig;
 use crate::text::tokenize::AnchorScheme;

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use tch::Tensor;
 
 use crate::error::{Error, Result};
-use crate::train::checkpoint::sha256_file;
+use crate::model::checkpoint::sha256_file;
 
 /// Where a checkpoint's tensors are.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,5 @@
-//! Matrices and per-layer stacks on disk: `.npy` and `.safetensors`, read and written without Python.
+//! Arrays on disk: matrices and per-layer stacks as `.npy` and `.safetensors`, read and written without Python;
+//! [`stream`]: safetensors with metadata, written whole or streamed piece by piece.
 //!
 //! **`.npy`** (NumPy format description, `numpy.lib.format`): the magic `\x93NUMPY`, a major/minor version, a
 //! header length (u16 little-endian for v1, u32 for v2 and v3; v3 headers are UTF-8), then a Python dict literal
@@ -18,6 +19,8 @@ use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
 use tch::{Kind, Tensor};
+
+pub mod stream;
 
 const NPY_MAGIC: &[u8] = b"\x93NUMPY";
 
@@ -355,7 +358,8 @@ pub fn check_finite(t: &Tensor, file: &Path) -> Result<()> {
     if bad.any().int64_value(&[]) == 0 {
         return Ok(());
     }
-    let at = super::to_vec_i64(&bad.nonzero().get(0))?;
+    let first = bad.nonzero().get(0).to_kind(Kind::Int64).to_device(tch::Device::Cpu).contiguous();
+    let at = Vec::<i64>::try_from(&first).map_err(|e| Error::Invalid(format!("tensor to i64 values: {e}")))?;
     let value = t.double_value(&at);
     let s = t.size();
     let place = match at.as_slice() {

@@ -25,11 +25,11 @@ use std::path::{Path, PathBuf};
 
 use tch::{Kind, Tensor};
 
-use super::load::LoadedModel;
-use super::safetensors_file::{Dtype, StreamWriter, TensorSpec};
+use crate::arrays::stream::{Dtype, StreamWriter, TensorSpec};
 use crate::error::{Error, Result};
 use crate::features::{pooled_layers, Extraction, Pooling, Tokenized};
-use crate::train::checkpoint::sha256_file;
+use crate::model::checkpoint::sha256_file;
+use crate::model::load::LoadedModel;
 
 /// Format tag written to the metadata.
 pub const FEATURES_FORMAT: &str = "crossling-features/1";
@@ -187,7 +187,7 @@ fn write_pooled(
     }
     let rows = stack.size()[1] as usize;
     let tensors = [("hidden_states".to_string(), stack), ("offsets".to_string(), Tensor::from_slice(&offsets))];
-    super::safetensors_file::write_tensors(path, &tensors, meta)?;
+    crate::arrays::stream::write_tensors(path, &tensors, meta)?;
     Ok(rows)
 }
 

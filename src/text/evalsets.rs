@@ -12,8 +12,7 @@ use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
 use crate::error::{Error, Result};
 
-/// Files read, as (mirror path, sha256).
-pub type FilesRead = Vec<(String, String)>;
+pub use crate::data::FilesRead;
 
 /// The MUSE dictionary `pair` (`en-fr`: English → French) split by unique-source-word rank into train [0, 5000) and
 /// test [5000, 6500), as MUSE's `.0-5000.txt` / `.5000-6500.txt` files are.
