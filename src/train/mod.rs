@@ -9,8 +9,7 @@
 //!   `trainer_state.json`), atomic writes and verified loads.
 //! - [`bench`](mod@bench): timed training steps on random batches, training FLOPs per step, a measured matmul peak.
 //! - [`step`]: [`TrainStep`] (forward + MLM loss + backward + clip + Adam), [`crate::device::Compute`] and
-//!   [`crate::device::Precision`]
-//!   (device, bf16 autocast on CUDA); used by the trainer and by `crossling bench train`.
+//!   [`crate::device::Precision`] (device, bf16 autocast on CUDA); used by the trainer and by `crossling bench train`.
 //! - [`trainer`]: [`TrainConfig`], [`TokenInfo`], [`train`], [`TrainSummary`].
 //! - [`extra_anchors`]: dictionary code-switching of a run's training text (Table 1 "Extra anchors").
 //! - [`presets`]: the Table 1 ablations for a language pair at a scale (`smoke`, `cpu`, `paper`).
