@@ -84,7 +84,8 @@ FIGURES = [
                "different domains; sharing the upper layers is what matters most.",
          data="MNLI, XNLI dev; PAN-X; UD LinES, ParTUT, EWT, GSD; 10 ablations x en-fr/ru/zh.",
          cpu_time="about 12 hours of one-thread compute from an empty cache (30 bilingual models, 2.2 h; 90 fine-tunings, 9.7 h), about 6 hours with two processes; seconds from the cache",
-         paper="The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`)."),
+         paper="The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`).",
+         library=("NER", "ner", "default", "en-fr", "fr")),
     dict(id="table1-synthetic", study="crossling", ref="issue 25", title="Table 1's ablations on the synthetic pair en–enx",
          claim="Emerging Table 1's ten ablations on en–enx, where no subword is shared, plus Default on the "
                "word-order-reversed control enxrev: zero-shot XNLI / NER / parsing beside the same model's English "
@@ -280,6 +281,33 @@ def figure_notebook(f):
         '        None => println!("also written: {}", shown(&project, &file)),\n'
         "    }\n"
         "};  // the `;` keeps evcxr from also printing the loop's value, ()"))
+    if f.get("library"):
+        name, task, preset, pair, lang = f["library"]
+        kind = {"ner": "Ner", "nli": "Nli", "parse": "Parse"}[task]
+        cells.append(new_markdown_cell(
+            f"## One cell of {f['ref']} through the library\n\n"
+            f"The script's `task::run(\"{task}\", model, #{{ langs: [\"{lang}\"] }})` is the library call "
+            "`crossling::tasks::run::run_task`, which `crossling task ner | nli | parse` makes too; all three read and "
+            f"write one result cache. Here the {name} run on the `{preset}` {pair} model, asked for as the script asks "
+            "for it (`train::model(#{ preset, langs })` is `ModelRequest::locate`), comes from that cache and equals "
+            "the record's value."))
+        cells.append(new_code_cell(
+            "use crossling::tasks::run::{run_task, ModelFolder, TaskContext, TaskKind, TaskRequest};\n"
+            "use crossling::train::request::ModelRequest;\n"
+            "let compute = crossling::device::Compute::resolve(&opts.device, crossling::device::Precision::Auto)?;\n"
+            "let catalog = crossling::data::manifest::Catalog::load_default()?;\n"
+            "let roots = crossling::data::resolve::DataRoots::from_env();\n"
+            "let seed = record.provenance.seed;\n"
+            f"let located = ModelRequest::new(\"{preset}\", \"{pair}\").locate(scale, seed, &compute, &catalog, &opts.models_dir)?;\n"
+            "let model = ModelFolder::new(&located.dir);\n"
+            f"let req = TaskRequest {{ task: TaskKind::{kind}, model: &model, langs: Some(vec![\"{lang}\".to_string()]),\n"
+            "    overrides: Default::default(), seed: Some(seed), scale, compute, stack: None, train_data: None };\n"
+            "let log = |line: String| println!(\"{line}\");\n"
+            "let ctx = TaskContext { catalog: &catalog, roots: &roots, models_dir: &opts.models_dir, fresh: false,\n"
+            "    cached_only: false, progress: false, log: &log };\n"
+            "let out = run_task(&ctx, &req)?;\n"
+            f"println!(\"{name} on {preset} {pair}, seed {{seed}}: {lang} {{:.4}}, English dev {{:.4}} (from the cache: {{}})\",\n"
+            f"         out.run.scores[\"{lang}\"], out.run.en_dev, out.cached);"))
     cells.append(new_markdown_cell(
         "## The paper's claims and our verdicts\n\n"
         f"The claims of {f['study']} behind {f['ref']} as `scripts/{fid}.rhai` tests them: each a predicate over our "

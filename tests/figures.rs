@@ -108,6 +108,50 @@ fn every_figure_script_runs_at_smoke_scale_and_re_renders_from_its_json() {
     assert_eq!((kinds("pretrain"), kinds("task"), kinds("figure")), (10, 30, 1), "10 ablations × en–fr × 3 tasks");
     assert!(plan.jobs.iter().filter(|j| j.id != "figure-table1").all(|j| j.done), "everything is cached");
     assert!(plan.complete(), "{:?}", plan.planning);
+
+    // The script's task::run is the library's run_task with one cache: the same request made here (as the table1
+    // notebook makes it) comes from the cache with the record's value.
+    use crossling::tasks::run::{run_task, ModelFolder, TaskContext, TaskKind, TaskRequest};
+    let catalog = crossling::data::manifest::Catalog::load_default().unwrap();
+    let roots = crossling::data::resolve::DataRoots {
+        mirror: Some(data.clone()),
+        cache: work.path().join("cache"),
+        allow_download: false,
+        progress: false,
+    };
+    let models_dir = work.path().join("models");
+    let compute = crossling::device::Compute::cpu();
+    let located = crossling::train::request::ModelRequest::new("default", "en-fr")
+        .locate(crossling::Scale::Smoke, 0, &compute, &catalog, &models_dir)
+        .unwrap();
+    let model = ModelFolder::new(&located.dir);
+    let req = TaskRequest {
+        task: TaskKind::Ner,
+        model: &model,
+        langs: Some(vec!["fr".into()]),
+        overrides: Default::default(),
+        seed: Some(0),
+        scale: crossling::Scale::Smoke,
+        compute,
+        stack: None,
+        train_data: None,
+    };
+    let log = |_: String| {};
+    let ctx = TaskContext {
+        catalog: &catalog,
+        roots: &roots,
+        models_dir: &models_dir,
+        fresh: false,
+        cached_only: true,
+        progress: false,
+        log: &log,
+    };
+    let outcome = run_task(&ctx, &req).expect("the script's run is in the cache");
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("table1.json")).unwrap()).unwrap();
+    let recorded = rec["values"]["default"]["ours"]["ner"]["fr"].as_f64().unwrap();
+    let score = 100.0 * outcome.run.scores["fr"];
+    assert!(outcome.cached && (score - recorded).abs() < 1e-9, "{score} vs {recorded}");
 }
 
 #[test]

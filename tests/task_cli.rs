@@ -282,6 +282,11 @@ fn frozen_nli_reads_a_model_or_static_vectors_of_its_tokens() {
     let xnli = r["xnli"].as_object().unwrap();
     assert_eq!(xnli.keys().collect::<Vec<_>>(), ["en", "fr"], "default: the model's XNLI languages");
     assert!(xnli.values().all(|a| in_unit(&a["accuracy"]) && a.get("token_coverage").is_none()), "{r}");
+    // The same run again comes from the task cache the scripts' task::frozen_nli shares; --fresh trains again.
+    let again = run(&["--json"]);
+    assert!(text(&again).contains("cached result"), "{}", text(&again));
+    assert_eq!(serde_json::from_slice::<serde_json::Value>(&again.stdout).unwrap(), r);
+    assert!(!text(&run(&["--json", "--fresh"])).contains("cached result"));
 
     // Static vectors of the checkpoint's tokens, all but the specials and one token.
     let tok = CrossTokenizer::load(&ckpt.join("tokenizer")).unwrap();
@@ -299,7 +304,7 @@ fn frozen_nli_reads_a_model_or_static_vectors_of_its_tokens() {
     assert!(out.contains("XNLI dev fr: 0.") && out.contains("% of tokens with a vector"), "{out}");
 
     let refusals: [(&[&str], &str); 4] = [
-        (&["--langs", "de"], "has no language 'de' (its languages: en, fr)"),
+        (&["--langs", "de"], "does not read 'de' (it reads en, fr)"),
         (&["--langs", "fr,xx"], "no XNLI dev set for language 'xx'"),
         (&["--epochs", "0"], "epochs"),
         (&["--vectors", "/nonexistent.vec"], "nonexistent.vec"),

@@ -255,30 +255,6 @@ pub(super) fn load_catalog() -> Result<Catalog> {
     Catalog::load_default().context("loading data manifests")
 }
 
-/// Opens `model` on the compute device (printing its load notes) and resolves the evaluation languages:
-/// `langs` (the `--langs` text), else `default(model)`; an error when that leaves none of the `known` languages of `dataset`.
-pub(super) fn open_model(
-    model: &std::path::Path,
-    langs: Option<&str>,
-    compute: Compute,
-    dataset: &str,
-    known: &[String],
-    default: impl Fn(&LoadedModel) -> Vec<String>,
-) -> Result<(LoadedModel, Vec<String>)> {
-    let m = LoadedModel::open(model, compute.device).with_context(|| format!("loading model {}", model.display()))?;
-    for note in &m.notes {
-        eprintln!("note: {note}");
-    }
-    let langs = match langs {
-        Some(t) => parse_langs(t)?,
-        None => default(&m),
-    };
-    if langs.is_empty() {
-        bail!("model {} has none of the {dataset} languages ({})", model.display(), known.join(", "));
-    }
-    Ok((m, langs))
-}
-
 /// `training loss FIRST → LAST; frozen K of N tensors`: the training part of every task's summary.
 pub(super) fn training_line(loss: &LossSummary, freeze: &FreezeReport) -> String {
     let (first, last) = (loss.first.unwrap_or(f64::NAN), loss.last.unwrap_or(f64::NAN));

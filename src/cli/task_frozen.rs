@@ -1,14 +1,17 @@
 //! `crossling task nli-frozen`: zero-shot XNLI with one classifier on a frozen representation — a model's layers,
-//! or static vectors of its tokens (`crossling::tasks::frozen_nli`, Liu et al. 2020 §3.1.2).
+//! or static vectors of its tokens (`crossling::tasks::frozen_nli`, Liu et al. 2020 §3.1.2). It runs through
+//! `crossling::tasks::run_frozen`, the library call the scripts' `task::frozen_nli` makes, so both read and write
+//! the same result cache (`--fresh` recomputes).
 use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 
 use crossling::data::resolve::DataRoots;
 use crossling::device::{Compute, Precision};
-use crossling::tasks::frozen_nli::{Frozen, FrozenNliConfig};
-use crossling::tasks::frozen_nli_transfer::{run_frozen_nli, FrozenNliResult, RepresentationInfo};
-use crossling::tasks::nli_transfer::{default_langs, load_nli_data, xnli_languages};
+use crossling::model::LoadedModel;
+use crossling::tasks::frozen_nli_transfer::FrozenNliResult;
+use crossling::tasks::run::{JsonMap, TaskContext};
+use crossling::tasks::run_frozen::{run_frozen_nli_task, FrozenNliRequest, Representation};
 use crossling::wordvec::WordVectors;
 use crossling::Scale;
 
@@ -51,69 +54,88 @@ pub struct FrozenNliArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Train again instead of reading a cached result (results are cached in `$CROSSLING_MODELS/tasks/` with the
+    /// figures' runs, by the representation and every resolved setting).
+    #[arg(long)]
+    pub fresh: bool,
 }
 
-fn config(a: &FrozenNliArgs) -> Result<FrozenNliConfig> {
-    let mut c = FrozenNliConfig::at(a.scale);
-    c.lr = a.lr.unwrap_or(c.lr);
-    c.batch_size = a.batch.unwrap_or(c.batch_size);
-    c.epochs = a.epochs.unwrap_or(c.epochs);
-    c.lstm_hidden = a.lstm_hidden.unwrap_or(c.lstm_hidden);
-    c.seed = a.seed.unwrap_or(c.seed);
-    if let Some(m) = &a.max_train {
-        c.max_train = match m.trim() {
-            "all" => None,
-            n => Some(n.parse().map_err(|_| anyhow::anyhow!("--max-train: '{n}' is not a number or `all`"))?),
-        };
+/// The options as overrides of the preset (`--max-train all` lifts the cap).
+fn overrides(a: &FrozenNliArgs) -> Result<JsonMap> {
+    let mut o = JsonMap::new();
+    let mut set = |k: &str, v: serde_json::Value| {
+        o.insert(k.into(), v);
+    };
+    if let Some(v) = a.lr {
+        set("lr", v.into());
     }
-    c.validate()?;
-    Ok(c)
+    if let Some(v) = a.batch {
+        set("batch_size", v.into());
+    }
+    if let Some(v) = a.epochs {
+        set("epochs", v.into());
+    }
+    if let Some(v) = a.lstm_hidden {
+        set("lstm_hidden", v.into());
+    }
+    if let Some(v) = a.seed {
+        set("seed", v.into());
+    }
+    if let Some(m) = &a.max_train {
+        let cap = match m.trim() {
+            "all" => serde_json::Value::Null,
+            n => n.parse::<u64>().map_err(|_| anyhow::anyhow!("--max-train: '{n}' is not a number or `all`"))?.into(),
+        };
+        set("max_train", cap);
+    }
+    Ok(o)
 }
 
 pub fn nli_frozen(a: FrozenNliArgs) -> Result<()> {
-    let cfg = config(&a)?;
     let compute = Compute::resolve(&a.device, Precision::Auto)?;
     let catalog = super::task::load_catalog()?;
-    let known = xnli_languages(&catalog)?;
-    let (m, langs) =
-        super::task::open_model(&a.model, a.langs.as_deref(), compute, "XNLI", &known, |m| default_langs(m, &known))?;
-    if let Some(l) = langs.iter().find(|l| !known.contains(l)) {
-        anyhow::bail!("no XNLI dev set for language '{l}' (the mirror has {})", known.join(", "));
-    }
-    if let Some(own) = m.tokenizer.languages() {
-        if let Some(l) = langs.iter().find(|l| !own.contains(l)) {
-            anyhow::bail!("model {} has no language '{l}' (its languages: {})", a.model.display(), own.join(", "));
-        }
-    }
-    let (frozen, info) = match &a.vectors {
-        None => {
-            let info = RepresentationInfo {
-                name: a.model.display().to_string(),
-                kind: "model".into(),
-                source: format!("{}:{}", m.source.kind.name(), m.source.weights_sha256),
-                layers: m.config.layers + 1,
-                dim: m.config.hidden,
-            };
-            (Frozen::Contextual(m), info)
-        }
+    let roots = DataRoots::from_env();
+    let models_dir = crossling::train::zoo::models_root();
+    let langs = a.langs.as_deref().map(super::task::parse_langs).transpose()?;
+    let model = super::task::CliModel::new(&a.model);
+    let vectors = match &a.vectors {
+        None => None,
         Some(path) => {
             let v = WordVectors::load(path).with_context(|| format!("loading vectors {}", path.display()))?;
             let sha = crossling::model::checkpoint::sha256_file(path)?;
-            let info = RepresentationInfo {
-                name: path.display().to_string(),
-                kind: "static".into(),
-                source: format!("file-sha256:{sha}"),
-                layers: 1,
-                dim: v.dim(),
-            };
-            (Frozen::from_static(&v, m.tokenizer, compute.device), info)
+            let tok = LoadedModel::open(&a.model, compute.device)
+                .with_context(|| format!("loading model {}", a.model.display()))?
+                .tokenizer;
+            Some((path, v, sha, tok))
         }
     };
-    let data = load_nli_data(&catalog, &DataRoots::from_env(), &langs)?;
-    let r = run_frozen_nli(frozen, info, &data, &langs, &cfg, compute, !a.json)?;
+    let representation = match &vectors {
+        None => Representation::Model(&model),
+        Some((path, v, sha, tok)) => Representation::Static {
+            name: path.display().to_string(),
+            source: format!("file-sha256:{sha}"),
+            vectors: v,
+            tokenizer: tok.clone(),
+        },
+    };
+    let req =
+        FrozenNliRequest { representation, langs, overrides: overrides(&a)?, seed: None, scale: a.scale, compute };
+    let log = |line: String| eprintln!("{line}");
+    let ctx = TaskContext {
+        catalog: &catalog,
+        roots: &roots,
+        models_dir: &models_dir,
+        fresh: a.fresh,
+        cached_only: false,
+        progress: !a.json,
+        log: &log,
+    };
+    let out = run_frozen_nli_task(&ctx, &req)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
+        println!("{}", serde_json::to_string_pretty(&out.run.result)?);
     } else {
+        let r: FrozenNliResult =
+            serde_json::from_value(out.run.result).context("reading the cached nli-frozen result")?;
         print_summary(&r);
     }
     Ok(())

@@ -12,134 +12,15 @@
 //! if model::is_given("mbert") { let m = model::given("mbert"); }     // --model mbert=DIR on the command line
 //! ```
 use rhai::{Dynamic, Map, Module, NativeCallContext};
-use serde::Deserialize;
 
 use super::engine::{native, rhai_err, Res, Session};
 use super::handles::{ModelRef, ModelSource};
-use crate::device::Compute;
-use crate::scale::Scale;
-use crate::train::presets::{preset_at, Pretraining};
-use crate::train::run::RunConfig;
+use crate::train::presets::Pretraining;
+use crate::train::request::{describe, ModelRequest};
 use crate::train::zoo::ensure_trained;
 
-/// What a script asks for: a named preset for some languages, optionally with another step budget.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelRequest {
-    /// An ablation of Emerging Table 1, `mono` or `multilingual` (see [`crate::train::presets`]).
-    pub preset: String,
-    /// `en`, `en-fr`, `en-fr-de-ru-zh`, …
-    pub langs: String,
-    /// Step budget instead of the scale's.
-    #[serde(default)]
-    pub steps: Option<u64>,
-    /// Seed instead of the run's `SEED` (e.g. `SEED + 1` for a second model of the same kind).
-    #[serde(default)]
-    pub seed: Option<u64>,
-    /// Training sentences per language instead of the scale's (Liu et al.'s data sizes).
-    #[serde(default)]
-    pub max_sentences: Option<usize>,
-    /// Context window: streams cut into segments of this many tokens instead of the scale's `seq_len`, with the
-    /// batch grown so that a step still sees the scale's tokens (`batch · seq_len / window`, rounded) — Liu et
-    /// al.'s 20-token context ablation on the same tokens.
-    #[serde(default)]
-    pub window: Option<usize>,
-    /// Name in logs and provenance (default `PRESET-LANGS`, with `-sN` when `seed` is given).
-    #[serde(default)]
-    pub name: Option<String>,
-    /// Changes to the scale's settings for this model (the shapes tried by `emergence`).
-    #[serde(default)]
-    pub shape: Option<ShapeChange>,
-    /// Steps after which a copy of the model is kept ([`crate::train::TrainConfig::snapshot_steps`]); read them
-    /// with `train::snapshot(model, step)`.
-    #[serde(default)]
-    pub snapshots: Option<Vec<u64>>,
-}
-
-/// Settings of a scale's [`Pretraining`] that a request may change; absent fields keep the scale's.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ShapeChange {
-    pub layers: Option<usize>,
-    pub heads: Option<usize>,
-    pub hidden: Option<usize>,
-    /// Vocabulary of a language pair (one language gets half, as in [`crate::train::presets`]).
-    pub vocab: Option<usize>,
-    pub seq_len: Option<usize>,
-    pub batch: Option<usize>,
-    pub warmup: Option<u64>,
-    /// Peak learning rate.
-    pub lr: Option<f64>,
-    /// Validation (and `last/` checkpoint) interval in steps.
-    pub eval_every: Option<u64>,
-}
-
-impl ShapeChange {
-    /// `sc` with the given fields replaced.
-    pub fn apply(&self, mut sc: Pretraining) -> Pretraining {
-        let pick = |v: Option<usize>, d: usize| v.unwrap_or(d);
-        sc.layers = pick(self.layers, sc.layers);
-        sc.heads = pick(self.heads, sc.heads);
-        sc.hidden = pick(self.hidden, sc.hidden);
-        sc.vocab = pick(self.vocab, sc.vocab);
-        sc.seq_len = pick(self.seq_len, sc.seq_len);
-        sc.batch = pick(self.batch, sc.batch);
-        sc.warmup = self.warmup.unwrap_or(sc.warmup);
-        sc.peak_lr = self.lr.unwrap_or(sc.peak_lr);
-        sc.eval_every = self.eval_every.unwrap_or(sc.eval_every);
-        sc
-    }
-}
-
-impl ModelRequest {
-    fn from_map(map: Map) -> Res<Self> {
-        rhai::serde::from_dynamic(&Dynamic::from_map(map)).map_err(|e| rhai_err(format!("model request: {e}")))
-    }
-
-    /// The run config at `scale` with `seed`, trained on `device` (the script's; see [`crate::train::zoo`] for why
-    /// the device is not part of a model's cache key and its precision is).
-    pub fn run_config(&self, scale: Scale, seed: u64, compute: &Compute) -> crate::error::Result<RunConfig> {
-        let sc = Pretraining::at(scale);
-        let sc = self.shape.as_ref().map_or(sc, |change| change.apply(sc));
-        let mut cfg = preset_at(&self.preset, &self.langs, &sc)?;
-        cfg.train.seed = self.seed.unwrap_or(seed);
-        cfg.train.device = compute.device_name();
-        cfg.train.precision = compute.precision();
-        if let Some(steps) = self.steps {
-            cfg.train.steps = steps;
-        }
-        if let Some(snapshots) = &self.snapshots {
-            let mut steps = snapshots.clone();
-            steps.sort_unstable();
-            steps.dedup();
-            cfg.train.snapshot_steps = steps;
-        }
-        if let Some(n) = self.max_sentences {
-            if n == 0 {
-                return Err(crate::error::Error::Invalid("max_sentences must be at least 1".into()));
-            }
-            cfg.corpus.max_sentences = Some(n);
-        }
-        if let Some(w) = self.window {
-            if w < 4 || w > cfg.train.seq_len {
-                return Err(crate::error::Error::Invalid(format!(
-                    "window {w}: expected 4 to {} tokens (the scale's stream length)",
-                    cfg.train.seq_len
-                )));
-            }
-            let tokens = cfg.train.batch_size * cfg.train.seq_len;
-            cfg.train.batch_size = ((tokens as f64 / w as f64).round() as usize).max(1);
-            cfg.train.seq_len = w;
-        }
-        cfg.validate()?;
-        cfg.train.validate()?;
-        Ok(cfg)
-    }
-
-    fn name(&self) -> String {
-        let seed = self.seed.map(|s| format!("-s{s}")).unwrap_or_default();
-        self.name.clone().unwrap_or_else(|| format!("{}-{}{seed}", self.preset, self.langs))
-    }
+fn request_of(map: Map) -> Res<ModelRequest> {
+    rhai::serde::from_dynamic(&Dynamic::from_map(map)).map_err(|e| rhai_err(format!("model request: {e}")))
 }
 
 /// The `train` module of `session`.
@@ -148,7 +29,7 @@ pub fn train_module(session: &Session) -> Module {
     let s = session.clone();
     m.set_native_fn("config", move |ctx: NativeCallContext, req: Map| {
         native(&ctx, || -> Res<Dynamic> {
-            let req = ModelRequest::from_map(req)?;
+            let req = request_of(req)?;
             let cfg = req.run_config(s.env.scale, s.env.seed, &s.env.compute)?;
             rhai::serde::to_dynamic(&cfg)
         })
@@ -165,15 +46,10 @@ pub fn train_module(session: &Session) -> Module {
     let s = session.clone();
     m.set_native_fn("model", move |ctx: NativeCallContext, req: Map| {
         native(&ctx, || -> Res<ModelRef> {
-            let req = ModelRequest::from_map(req)?;
+            let req = request_of(req)?;
             let name = req.name();
             let cfg = req.run_config(s.env.scale, s.env.seed, &s.env.compute)?;
-            // The cache folder's label names the effective seed, so a model asked for as `seed: SEED + 1` at seed
-            // 0 and as the run's own model at seed 1 is one folder (the key, a hash of the config, agrees too).
-            let label = match &req.name {
-                Some(n) => format!("{n}-{}", s.env.scale),
-                None => format!("{}-{}-s{}-{}", req.preset, req.langs, cfg.train.seed, s.env.scale),
-            };
+            let label = req.label(&cfg, s.env.scale);
             let (catalog, roots) = &*s.data;
             if let Some(plan) = &s.plan {
                 // Planning mode: record the pre-training; the model is handed out at its cache folder, trained
@@ -204,33 +80,6 @@ pub fn train_module(session: &Session) -> Module {
         })
     });
     m
-}
-
-/// A scale's pre-training in words, for captions: "4-layer, 128-wide models (4 heads) pre-trained for 1,500 steps of
-/// 32 × 64 tokens on up to 100,000 sentences per language".
-pub fn describe(p: &Pretraining) -> String {
-    let thousands = |n: usize| {
-        let s = n.to_string();
-        let mut out = String::new();
-        for (i, c) in s.chars().enumerate() {
-            if i > 0 && (s.len() - i).is_multiple_of(3) {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        out
-    };
-    format!(
-        "{}-layer, {}-wide models ({} heads) pre-trained for {} steps of {} × {} tokens on up to {} sentences per \
-         language",
-        p.layers,
-        p.hidden,
-        p.heads,
-        thousands(p.steps as usize),
-        p.batch,
-        p.seq_len,
-        thousands(p.max_sentences)
-    )
 }
 
 /// The copy of trained `model` kept after `step` (one of its request's `snapshots`), named `NAME@step`.

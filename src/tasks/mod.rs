@@ -32,6 +32,7 @@
 //! - [`aer`]: alignment error rate against sure and possible links.
 //! - [`backbone`]: what a head reads — a fine-tuned encoder, or fresh layers stacked on a frozen layer of
 //!   pretrained encoders with a map per language (Emerging §5.1.2, Figure 5).
+//! - [`run_frozen`]: the same for one classifier on a frozen representation (Liu's XNLI), with the same cache.
 //! - [`aligned_stack`]: builds that stack for a run — each target language's model and its layer-`i` map.
 //! - [`contextual_map`]: per-layer Procrustes maps between two encoders from word-aligned parallel sentences.
 //! - [`word_inputs`]: gold words → subword ids and first-subword positions, batches and gathers for token tasks.
@@ -56,6 +57,7 @@ pub mod parse_decode;
 pub mod parse_metrics;
 pub mod parse_transfer;
 pub mod run;
+pub mod run_frozen;
 pub mod symmetrize;
 pub mod word_align;
 pub mod word_inputs;

@@ -13,11 +13,13 @@
 //! - [`trainer`]: [`TrainConfig`], [`TokenInfo`], [`train`], [`TrainSummary`].
 //! - [`extra_anchors`]: dictionary code-switching of a run's training text (Table 1 "Extra anchors").
 //! - [`presets`]: the Table 1 ablations for a language pair at a scale (`smoke`, `cpu`, `paper`).
+//! - [`request`]: a model request (preset, languages, changes) → its run config and cache folder; `describe`.
 //! - [`run`]: one run from one TOML file — corpora, tokenizer, streams, training ([`run::run_pretraining`]).
 pub mod bench;
 pub mod checkpoint;
 pub mod extra_anchors;
 pub mod presets;
+pub mod request;
 pub mod run;
 pub mod schedule;
 pub mod step;

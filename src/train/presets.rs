@@ -63,7 +63,7 @@ pub const ABLATIONS: [&str; 10] = [
 ];
 
 /// What a scale fixes for every pre-training run (a script may change any of it for one model:
-/// [`crate::script::ns_train::ModelRequest`]'s `shape`).
+/// [`crate::train::request::ModelRequest`]'s `shape`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Pretraining {
     pub layers: usize,
