@@ -7,6 +7,7 @@
 //!   (Smith et al. 2017), plus gold ranks for MRR.
 //! - [`metrics`]: word-translation P@k (MUSE and vecmap conventions), MRR (Liu et al. 2020), sentence retrieval.
 //! - [`bootstrap`]: percentile bootstrap confidence intervals over source words.
+//! - [`word_probe`]: the word-level alignment probe (Procrustes on a MUSE split, P@1 per layer; Emerging §5.1).
 //! - [`cka`]: linear, debiased linear and RBF CKA (Kornblith et al. 2019), and layer × layer grids.
 //! - [`language`]: mean of language, mean-difference shift, unsupervised token translation, convert rate, BLEU-1.
 //! - [`token_translation`]: the mean-difference-shift experiment on a loaded model (means of language, layer ×
@@ -22,6 +23,7 @@ pub mod normalize;
 pub mod procrustes;
 pub mod scores;
 pub mod token_translation;
+pub mod word_probe;
 pub mod word_retrieval;
 
 use crate::error::{Error, Result};

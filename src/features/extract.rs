@@ -141,6 +141,37 @@ pub fn pooled_layers(model: &MlmModel, lang: &str, texts: &[Tokenized], how: &Ex
     Ok(out)
 }
 
+/// Pooled hidden states of every layer of `m` for `texts` in `lang`: each text tokenized as words, cut to the model's
+/// positions (the final special kept, [`Tokenized::fit`]), then [`pooled_layers`] on the model's device. Returns the
+/// stack and how many texts were cut. A text without tokens is an error naming it (1-based).
+///
+/// # Shapes
+/// → `[layers + 1, rows, d]` (rows: texts for sentence pooling, words for word pooling)
+pub fn pooled_texts(
+    m: &crate::model::load::LoadedModel,
+    texts: &[String],
+    lang: &str,
+    pooling: Pooling,
+) -> Result<(Tensor, usize)> {
+    if texts.is_empty() {
+        return Err(Error::Invalid("features: no texts".into()));
+    }
+    let max = m.config.max_positions;
+    let mut cut = 0;
+    let mut tokenized = Vec::with_capacity(texts.len());
+    for (i, text) in texts.iter().enumerate() {
+        let enc = m.tokenizer.encode_words(text, lang).map_err(|e| Error::Invalid(format!("text {}: {e}", i + 1)))?;
+        if enc.tokenized.word_of.iter().all(Option::is_none) {
+            return Err(Error::Invalid(format!("features: text {} ({lang}) has no tokens: {text:?}", i + 1)));
+        }
+        let (t, was_cut) = enc.tokenized.fit(max);
+        cut += was_cut as usize;
+        tokenized.push(t);
+    }
+    let how = Extraction { device: m.device(), ..Extraction::cpu(pooling) };
+    Ok((pooled_layers(&m.model, lang, &tokenized, &how)?, cut))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,6 +38,19 @@ impl Tokenized {
     pub fn n_words(&self) -> usize {
         self.word_of.iter().flatten().max().map_or(0, |m| m + 1)
     }
+
+    /// This text cut to at most `max` ids, keeping the final special token (a model's positions); whether it was cut.
+    pub fn fit(mut self, max: usize) -> (Tokenized, bool) {
+        if self.ids.len() <= max || max < 3 {
+            return (self, false);
+        }
+        let last_id = *self.ids.last().unwrap_or(&0);
+        self.ids.truncate(max - 1);
+        self.word_of.truncate(max - 1);
+        self.ids.push(last_id);
+        self.word_of.push(None);
+        (self, true)
+    }
 }
 
 /// Ids of the special tokens.
@@ -443,6 +456,17 @@ fn hf_words(tok: &tokenizers::Tokenizer, text: &str) -> Result<WordIds> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn long_texts_are_cut_keeping_the_final_special() {
+        let t =
+            Tokenized { ids: vec![1, 5, 6, 7, 8, 2], word_of: vec![None, Some(0), Some(0), Some(1), Some(2), None] };
+        let (c, cut) = t.clone().fit(4);
+        assert!(cut);
+        assert_eq!(c.ids, [1, 5, 6, 2]);
+        assert_eq!(c.word_of, [None, Some(0), Some(0), None]);
+        assert_eq!(t.clone().fit(6), (t, false));
+    }
     use super::*;
     use crate::text::tokenize::{AnchorScheme, TokenizerSpec};
 

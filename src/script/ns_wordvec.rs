@@ -172,9 +172,9 @@ fn retrieval(s: &Session, reps: &[Dynamic], spec: &MrrSpec) -> Result<Vec<Map>> 
             sides.push((v.name.clone(), "static", a, b));
         } else if let Some(m) = rep.clone().try_cast::<ModelRef>() {
             let loaded = super::ns_features::open(s, &m)?;
-            let a = super::ns_words::side(&loaded, &spec.src, &spec.corpus_src, &src_wanted)?;
-            let b = super::ns_words::side(&loaded, &spec.tgt, &spec.corpus_tgt, &tgt_wanted)?;
-            let cov = |x: super::ns_words::Side| Covered { words: x.words, stack: x.contextual };
+            let a = crate::analysis::word_probe::side(&loaded, &spec.src, &spec.corpus_src, &src_wanted)?;
+            let b = crate::analysis::word_probe::side(&loaded, &spec.tgt, &spec.corpus_tgt, &tgt_wanted)?;
+            let cov = |x: crate::analysis::word_probe::Side| Covered { words: x.words, stack: x.contextual };
             sides.push((m.name.clone(), "model", cov(a), cov(b)));
         } else {
             return Err(Error::Invalid(format!(

@@ -166,6 +166,29 @@ fn lock_model(root: &Path, name: &str) -> Result<std::fs::File> {
     Ok(file)
 }
 
+/// The first `n` non-empty training sentences of `lang` of the model crossling trained in run folder `dir` (its
+/// `corpora/LANG.train.txt`), `name` naming it in errors.
+pub fn training_sentences(dir: &Path, name: &str, lang: &str, n: usize) -> Result<Vec<String>> {
+    let path = dir.join("corpora").join(format!("{lang}.train.txt"));
+    if !path.is_file() {
+        return Err(Error::Invalid(format!(
+            "model {} has no training corpus for '{lang}' ({} is missing): words::corpus needs a model crossling trained",
+            name,
+            path.display()
+        )));
+    }
+    let mut reader = crate::data::text_file::LineReader::open(&path)?;
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        match reader.next_line()? {
+            Some(l) if !l.trim().is_empty() => out.push(l.to_string()),
+            Some(_) => {}
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
