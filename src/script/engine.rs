@@ -87,6 +87,11 @@ pub fn native<T>(ctx: &NativeCallContext, body: impl FnOnce() -> Res<T>) -> Res<
     body().map_err(|e| at(ctx, e))
 }
 
+/// A script value (an options map, a spec) as the serde type `T`; an error names `what` (e.g. `words::align spec`).
+pub fn from_script<T: serde::de::DeserializeOwned>(value: &Dynamic, what: &str) -> Res<T> {
+    rhai::serde::from_dynamic(value).map_err(|e| rhai_err(format!("{what}: {e}")))
+}
+
 /// A script array of strings as a `Vec`; any other element is an error that names `what` and the element.
 pub fn strings(a: &rhai::Array, what: &str) -> Res<Vec<String>> {
     a.iter()

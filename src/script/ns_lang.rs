@@ -33,7 +33,7 @@
 //! `r.shift_norms[l]` is `‖D_l‖₂` for every layer of the model.
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 
-use super::engine::{native, rhai_err, strings, Res, Session};
+use super::engine::{from_script, native, rhai_err, strings, Res, Session};
 use super::handles::{Features, ModelRef};
 use crate::analysis::token_translation::{language_means, mds_grid, MdsSpec};
 use crate::model::load::LoadedModel;
@@ -111,8 +111,7 @@ pub fn module(session: &Session) -> Module {
     let s = session.clone();
     m.set_native_fn("mds", move |ctx: NativeCallContext, model: ModelRef, spec: Map| {
         native(&ctx, || -> Res<Map> {
-            let spec: MdsSpec = rhai::serde::from_dynamic(&Dynamic::from_map(spec))
-                .map_err(|e| rhai_err(format!("lang::mds spec: {e}")))?;
+            let spec: MdsSpec = from_script(&Dynamic::from_map(spec), "lang::mds spec")?;
             let loaded = super::ns_features::open(&s, &model)?;
             let cache = cache_file(&s.env.models_dir, &loaded, &spec)?;
             let out = match std::fs::read_to_string(&cache) {

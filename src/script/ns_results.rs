@@ -17,7 +17,7 @@ use rhai::{Dynamic, Module};
 
 use rhai::NativeCallContext;
 
-use super::engine::{native, rhai_err, Res, Session};
+use super::engine::{from_script, native, rhai_err, Res, Session};
 
 fn json(v: &Dynamic) -> Res<serde_json::Value> {
     rhai::serde::from_dynamic::<serde_json::Value>(v).map_err(rhai_err)
@@ -65,8 +65,7 @@ pub fn module(session: &Session) -> Module {
     m.set_native_fn("score", move |ctx: NativeCallContext, key: &str, spec: Dynamic| {
         native(&ctx, || {
             key_ok(key)?;
-            let spec: crate::claims::ScoreSpec =
-                rhai::serde::from_dynamic(&spec).map_err(|e| rhai_err(format!("results::score('{key}'): {e}")))?;
+            let spec: crate::claims::ScoreSpec = from_script(&spec, &format!("results::score('{key}')"))?;
             let score = spec.score(key, s.env.seed)?;
             let fresh = s.with_record(|r| r.scores.insert(key.to_string(), score).is_none());
             if !fresh {
@@ -78,8 +77,7 @@ pub fn module(session: &Session) -> Module {
     let s = session.clone();
     m.set_native_fn("claim", move |ctx: NativeCallContext, spec: Dynamic| {
         native(&ctx, || {
-            let claim: crate::claims::Claim =
-                rhai::serde::from_dynamic(&spec).map_err(|e| rhai_err(format!("results::claim: {e}")))?;
+            let claim: crate::claims::Claim = from_script(&spec, "results::claim")?;
             if claim.verdict.is_some() || !claim.outcomes.is_empty() {
                 return Err(rhai_err(format!("results::claim '{}': verdicts are computed, not given", claim.id)));
             }

@@ -13,14 +13,14 @@
 //! ```
 use rhai::{Dynamic, Map, Module, NativeCallContext};
 
-use super::engine::{native, rhai_err, Res, Session};
+use super::engine::{from_script, native, rhai_err, Res, Session};
 use super::handles::{ModelRef, ModelSource};
 use crate::train::presets::Pretraining;
 use crate::train::request::{describe, ModelRequest};
 use crate::train::zoo::ensure_trained;
 
 fn request_of(map: Map) -> Res<ModelRequest> {
-    rhai::serde::from_dynamic(&Dynamic::from_map(map)).map_err(|e| rhai_err(format!("model request: {e}")))
+    from_script(&Dynamic::from_map(map), "model request")
 }
 
 /// The `train` module of `session`.

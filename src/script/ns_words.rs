@@ -28,7 +28,7 @@ use std::collections::HashSet;
 use rhai::{Dynamic, Map, Module, NativeCallContext};
 use serde::Deserialize;
 
-use super::engine::{native, rhai_err, Res, Session};
+use super::engine::{from_script, native, Res, Session};
 use super::handles::ModelRef;
 use super::ns_wordvec::StaticVectors;
 use crate::analysis::normalize::Normalization;
@@ -94,8 +94,7 @@ pub fn module(session: &Session) -> Module {
     let s = session.clone();
     m.set_native_fn("align", move |ctx: NativeCallContext, src_model: ModelRef, tgt_model: ModelRef, spec: Map| {
         native(&ctx, || -> Res<Map> {
-            let spec: WordAlignSpec = rhai::serde::from_dynamic(&Dynamic::from_map(spec))
-                .map_err(|e| rhai_err(format!("words::align spec: {e}")))?;
+            let spec: WordAlignSpec = from_script(&Dynamic::from_map(spec), "words::align spec")?;
             let norm: Normalization = spec.norm.parse()?;
             let method = Method::parse(&spec.method, 10, 30.0)?;
             let (catalog, roots) = &*s.data;
@@ -144,8 +143,7 @@ pub fn module(session: &Session) -> Module {
         "align_static",
         move |ctx: NativeCallContext, src: StaticVectors, tgt: StaticVectors, spec: Map| {
             native(&ctx, || -> Res<Dynamic> {
-                let spec: StaticAlignSpec = rhai::serde::from_dynamic(&Dynamic::from_map(spec))
-                    .map_err(|e| rhai_err(format!("words::align_static spec: {e}")))?;
+                let spec: StaticAlignSpec = from_script(&Dynamic::from_map(spec), "words::align_static spec")?;
                 let (catalog, roots) = &*s.data;
                 let (split, files) = crate::text::evalsets::muse_split(catalog, roots, &spec.dictionary)?;
                 s.note_data(&files);

@@ -31,7 +31,7 @@ use rhai::{Dynamic, Engine, Map, Module, NativeCallContext};
 use serde::Deserialize;
 use tch::{Kind, Tensor};
 
-use super::engine::{native, rhai_err, Res, Session};
+use super::engine::{from_script, native, Res, Session};
 use super::handles::{ModelRef, ModelSource};
 use crate::analysis::word_retrieval::{mrr, random_mrr, Retrieval};
 use crate::error::{Error, Result};
@@ -244,16 +244,14 @@ pub fn module(session: &Session) -> Module {
     let s = session.clone();
     m.set_native_fn("train", move |ctx: NativeCallContext, model: ModelRef, spec: Map| {
         native(&ctx, || -> Res<StaticVectors> {
-            let spec: TrainSpec = rhai::serde::from_dynamic(&Dynamic::from_map(spec))
-                .map_err(|e| rhai_err(format!("wordvec::train options: {e}")))?;
+            let spec: TrainSpec = from_script(&Dynamic::from_map(spec), "wordvec::train options")?;
             Ok(train(&s, &model, spec)?)
         })
     });
     let s = session.clone();
     m.set_native_fn("mrr", move |ctx: NativeCallContext, reps: rhai::Array, spec: Map| {
         native(&ctx, || -> Res<rhai::Array> {
-            let spec: MrrSpec = rhai::serde::from_dynamic(&Dynamic::from_map(spec))
-                .map_err(|e| rhai_err(format!("wordvec::mrr options: {e}")))?;
+            let spec: MrrSpec = from_script(&Dynamic::from_map(spec), "wordvec::mrr options")?;
             Ok(retrieval(&s, &reps, &spec)?.into_iter().map(Dynamic::from_map).collect())
         })
     });
