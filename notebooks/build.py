@@ -281,6 +281,16 @@ def figure_notebook(f):
         '        None => println!("also written: {}", shown(&project, &file)),\n'
         "    }\n"
         "};  // the `;` keeps evcxr from also printing the loop's value, ()"))
+    cells.append(new_markdown_cell(
+        "## The paper's claims and our verdicts\n\n"
+        f"The claims of {f['study']} behind {f['ref']} as `scripts/{fid}.rhai` tests them: each a predicate over our "
+        "scores, which carry 95 % intervals (bootstrap over test items; over seeds with `--seeds N`). A claim is "
+        "*supported* when the intervals are apart in the paper's order, *contradicted* when apart the other way, "
+        "*inconclusive* when they overlap, when both sides sit at chance, or when a score has no interval "
+        "(`src/claims/rule.rs`). `REPRODUCTION.md` gathers every figure's."))
+    cells.append(new_code_cell(
+        "use crossling::script::render::{claims_markdown, markdown_display};\n"
+        'println!("{}", markdown_display(&claims_markdown(&record)?));'))
     if f.get("library"):
         name, task, preset, pair, lang = f["library"]
         kind = {"ner": "Ner", "nli": "Nli", "parse": "Parse"}[task]
@@ -308,16 +318,6 @@ def figure_notebook(f):
             "let out = run_task(&ctx, &req)?;\n"
             f"println!(\"{name} on {preset} {pair}, seed {{seed}}: {lang} {{:.4}}, English dev {{:.4}} (from the cache: {{}})\",\n"
             f"         out.run.scores[\"{lang}\"], out.run.en_dev, out.cached);"))
-    cells.append(new_markdown_cell(
-        "## The paper's claims and our verdicts\n\n"
-        f"The claims of {f['study']} behind {f['ref']} as `scripts/{fid}.rhai` tests them: each a predicate over our "
-        "scores, which carry 95 % intervals (bootstrap over test items; over seeds with `--seeds N`). A claim is "
-        "*supported* when the intervals are apart in the paper's order, *contradicted* when apart the other way, "
-        "*inconclusive* when they overlap, when both sides sit at chance, or when a score has no interval "
-        "(`src/claims/rule.rs`). `REPRODUCTION.md` gathers every figure's."))
-    cells.append(new_code_cell(
-        "use crossling::script::render::{claims_markdown, markdown_display};\n"
-        'println!("{}", markdown_display(&claims_markdown(&record)?));'))
     cells.append(new_markdown_cell(
         "## Our numbers and the paper's\n\n"
         f"From `{fid}.json`: the caption (scale and every substitution of the study's setup), each value (long ones "

@@ -85,7 +85,7 @@ fn word_set(words: &Option<Vec<String>>) -> Option<HashSet<&str>> {
 /// A probe's outcome as the script sees it: `#{ p_at_1, coverage, n_train_pairs, n_test_words, hits, candidates }`,
 /// or `()` when a split has no covered pair.
 fn result_map(r: Option<ProbeResult>) -> Res<Dynamic> {
-    r.map_or(Ok(Dynamic::UNIT), |r| rhai::serde::to_dynamic(r))
+    r.map_or(Ok(Dynamic::UNIT), rhai::serde::to_dynamic)
 }
 
 /// The `words` module of `session`.
