@@ -1,7 +1,8 @@
-//! The `crossling` binary: parses the command line (see `cli`) and reports any error as one message with a
-//! non-zero exit.
+//! The `crossling` binary: parses the command line (see `cli`; the benchmarks are `bench`) and reports any error as
+//! one message with a non-zero exit.
 use clap::Parser;
 
+mod bench;
 mod cli;
 
 fn main() {

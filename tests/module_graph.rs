@@ -130,14 +130,14 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Edges `from → to` with the files that make each, over the library's top-level modules (the binary's `main.rs`
-/// and `cli/` sit above all of them and are left out, as are test-only files named `tests.rs`).
+/// Edges `from → to` with the files that make each, over the library's top-level modules (the binary's `main.rs`,
+/// `cli/` and `bench/` sit above all of them and are left out, as are test-only files named `tests.rs`).
 fn module_graph(src: &Path) -> BTreeMap<(String, String), BTreeSet<String>> {
     let mut modules = BTreeSet::new();
     for entry in std::fs::read_dir(src).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
-        if !["main", "lib", "cli"].contains(&name.as_str()) {
+        if !["main", "lib", "cli", "bench"].contains(&name.as_str()) {
             modules.insert(name);
         }
     }

@@ -5,11 +5,6 @@ use clap::{Parser, Subcommand};
 mod analyse;
 mod analyse_lang;
 mod anchors;
-mod bench;
-mod bench_analysis;
-mod bench_features;
-mod bench_finetune;
-mod bench_word2vec;
 mod claims;
 mod data;
 mod export;
@@ -51,7 +46,7 @@ enum Command {
     Analyse(analyse::AnalyseCommand),
     /// Benchmarks that print measured ratios against a reference run (train, finetune, cka, csls, features); not tests.
     #[command(subcommand)]
-    Bench(BenchCommand),
+    Bench(crate::bench::BenchCommand),
     /// Every layer's hidden states for each line of a text file, ragged, in one safetensors file.
     Features(features::FeaturesArgs),
     /// Export a model (or one language's view) as a Hugging Face BertForMaskedLM folder with its tokenizer.
@@ -83,15 +78,6 @@ enum Command {
     Info,
 }
 
-/// Benchmark groups; each lives in its own file.
-#[derive(Subcommand)]
-enum BenchCommand {
-    #[command(flatten)]
-    Train(bench::BenchCommand),
-    #[command(flatten)]
-    Analysis(bench_analysis::BenchAnalysisCommand),
-}
-
 impl Cli {
     /// Runs the parsed command.
     pub fn dispatch(self) -> anyhow::Result<()> {
@@ -101,8 +87,7 @@ impl Cli {
             Command::Wordvec(cmd) => wordvec::run(cmd),
             Command::Anchors(args) => anchors::run(args),
             Command::Analyse(cmd) => analyse::run(cmd),
-            Command::Bench(BenchCommand::Train(cmd)) => bench::run(cmd),
-            Command::Bench(BenchCommand::Analysis(cmd)) => bench_analysis::run(cmd),
+            Command::Bench(cmd) => crate::bench::run(cmd),
             Command::Features(args) => features::run(args),
             Command::Export(args) => export::run(args),
             Command::Figure(args) => figure::figure(args),

@@ -1,6 +1,6 @@
 //! `crossling bench cka` and `crossling bench csls`: timings of the analysis primitives against Python reference
-//! implementations run in the same command on the same data and threads (`tests/reference/bench_cka.py`,
-//! `tests/reference/bench_csls.py`). Benchmarks, not tests: they print what they measured. With `--device cuda`
+//! implementations run in the same command on the same data and threads (`src/bench/reference/bench_cka.py`,
+//! `src/bench/reference/bench_csls.py`). Benchmarks, not tests: they print what they measured. With `--device cuda`
 //! crossling's kernels run on the GPU (timed to a device synchronisation, input copy excluded); the CSLS reference
 //! runs on the same device, the CKA reference (numpy) stays on the CPU.
 use anyhow::{bail, Context, Result};
@@ -20,7 +20,7 @@ pub enum BenchAnalysisCommand {
     /// CSLS top-k for every source row against a blocked MUSE-style PyTorch implementation.
     Csls(BenchCslsArgs),
     /// Sentence features of every layer (mean-pooled) against Hugging Face transformers on the same model.
-    Features(super::bench_features::BenchFeaturesArgs),
+    Features(super::features::BenchFeaturesArgs),
 }
 
 #[derive(Args)]
@@ -80,7 +80,7 @@ pub fn run(cmd: BenchAnalysisCommand) -> Result<()> {
     match cmd {
         BenchAnalysisCommand::Cka(a) => bench_cka(a),
         BenchAnalysisCommand::Csls(a) => bench_csls(a),
-        BenchAnalysisCommand::Features(a) => super::bench_features::run(a),
+        BenchAnalysisCommand::Features(a) => super::features::run(a),
     }
 }
 
@@ -114,7 +114,7 @@ pub(super) fn python(c: &Common) -> PathBuf {
 }
 
 pub(super) fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/reference").join(name)
 }
 
 /// Run a reference script; its last stdout line is a JSON object.
@@ -183,9 +183,10 @@ fn bench_cka(a: BenchCkaArgs) -> Result<()> {
     let (xs, ys) = (xs.to_device(dev), ys.to_device(dev));
     sync(dev);
     // Untimed warm-up on a slice (thread pool and BLAS start-up), as the reference's first pair pays it once too.
+    let warm_rows = xs.size()[1].min(1000);
     let _warm = cka::cka_grid(
-        &xs.narrow(0, 0, 1).narrow(1, 0, 1000),
-        &ys.narrow(0, 0, 1).narrow(1, 0, 1000),
+        &xs.narrow(0, 0, 1).narrow(1, 0, warm_rows),
+        &ys.narrow(0, 0, 1).narrow(1, 0, warm_rows),
         cka::CkaKind::Linear,
     )?;
     sync(dev);

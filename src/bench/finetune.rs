@@ -1,7 +1,7 @@
 //! `crossling bench finetune`: NLI fine-tuning throughput — crossling's task head ([`NliFinetune::logits`]: the
 //! encoder, dropout and a linear classifier on `[CLS]`; cross-entropy) stepped by the task optimiser
 //! ([`Finetuner::step`]: backward, global gradient-norm clip, Adam, what `task nli` runs through
-//! `train_with_selection`) — against the same head in PyTorch Python (`tests/reference/bench_finetune.py`: Hugging
+//! `train_with_selection`) — against the same head in PyTorch Python (`src/bench/reference/bench_finetune.py`: Hugging
 //! Face `BertModel` + `nn.Linear(hidden, 3)`, `clip_grad_norm_`, `torch.optim.Adam` without weight decay), on the
 //! very same model (the script creates a random `BertForMaskedLM`, saves it, and crossling imports that folder),
 //! the same classifier weights (the script writes them, crossling loads them), the same batches and threads.
@@ -34,7 +34,7 @@ use serde_json::{json, Value};
 use std::time::Instant;
 use tch::{Kind, Tensor};
 
-use crate::cli::bench_analysis::{
+use super::analysis::{
     cpu_seconds, device, device_name, python, run_reference, script, sync, tempfile_dir, threads, Common,
 };
 
@@ -144,7 +144,7 @@ pub fn run(a: BenchFinetuneArgs) -> Result<()> {
             .iter()
             .map(|x| x.display().to_string())
             .collect();
-    args.extend(super::bench_features::model_flags(&cfg, t, a.common.seed as usize));
+    args.extend(super::features::model_flags(&cfg, t, a.common.seed as usize));
     for (flag, v) in [("--batch", a.batch), ("--check", a.check), ("--warmup", warmup), ("--steps", steps)] {
         args.push(flag.into());
         args.push(v.to_string());

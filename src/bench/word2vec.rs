@@ -1,5 +1,5 @@
 //! `crossling bench word2vec`: training speed and quality of crossling's word2vec ([`word2vec::train_model`])
-//! against gensim's `Word2Vec` (`tests/reference/bench_word2vec.py`) on the same sentences with the same settings,
+//! against gensim's `Word2Vec` (`src/bench/reference/bench_word2vec.py`) on the same sentences with the same settings,
 //! in one command.
 //!
 //! Corpus: real text of the data mirror, `--langs` trained jointly (Liu et al. 2020's setting): per language the
@@ -53,7 +53,7 @@ use crossling::wordvec::{Corpus, WordVectors};
 use serde_json::{json, Value};
 use tch::Tensor;
 
-use crate::cli::bench_analysis::{cpu_seconds, run_reference, script, tempfile_dir};
+use super::analysis::{cpu_seconds, run_reference, script, tempfile_dir};
 
 #[derive(Args)]
 pub struct BenchWord2vecArgs {

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 import transformers
 from torch import nn
-from random_bert import add_shape_flags, random_bert  # tests/reference/, the script's folder
+from random_bert import add_shape_flags, random_bert  # src/bench/reference/, the script's folder
 
 
 def padded(seqs, device):

@@ -1,5 +1,5 @@
 //! `crossling bench train`: training throughput of crossling's real training step ([`crossling::train::TrainStep`])
-//! against the same model in PyTorch eager (`tests/reference/bench_train.py`, Hugging Face `BertForMaskedLM`),
+//! against the same model in PyTorch eager (`src/bench/reference/bench_train.py`, Hugging Face `BertForMaskedLM`),
 //! run in the same command with the same shape, batch, threads and masking rate, on random token batches.
 //!
 //! Shapes: `cpu` and `paper`, the pre-training settings of those scales ([`Pretraining::at`]: layers, width, heads,
@@ -28,9 +28,9 @@ pub enum BenchCommand {
     /// Training tokens/s of crossling vs PyTorch eager (same model, batch, threads), FLOP/s vs a measured peak.
     Train(TrainBenchArgs),
     /// NLI fine-tuning pairs/s of crossling's task head vs the same head in PyTorch (same model, batches, threads).
-    Finetune(super::bench_finetune::BenchFinetuneArgs),
+    Finetune(super::finetune::BenchFinetuneArgs),
     /// word2vec training words/s and quality of crossling vs gensim (same sentences, settings and threads).
-    Word2vec(super::bench_word2vec::BenchWord2vecArgs),
+    Word2vec(super::word2vec::BenchWord2vecArgs),
 }
 
 #[derive(Args)]
@@ -84,8 +84,8 @@ pub struct TrainBenchArgs {
 pub fn run(cmd: BenchCommand) -> Result<()> {
     match cmd {
         BenchCommand::Train(args) => train(args),
-        BenchCommand::Finetune(args) => super::bench_finetune::run(args),
-        BenchCommand::Word2vec(args) => super::bench_word2vec::run(args),
+        BenchCommand::Finetune(args) => super::finetune::run(args),
+        BenchCommand::Word2vec(args) => super::word2vec::run(args),
     }
 }
 
@@ -142,11 +142,11 @@ fn device_arg(d: Device) -> String {
     }
 }
 
-/// Runs `tests/reference/bench_train.py` and parses its JSON line.
+/// Runs `src/bench/reference/bench_train.py` and parses its JSON line.
 fn pytorch(a: &TrainBenchArgs, s: &Shape, threads: usize, device: Device, bf16: bool) -> Result<Value> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let python = a.python.clone().unwrap_or_else(|| root.join(".venv/bin/python"));
-    let script = root.join("tests/reference/bench_train.py");
+    let script = root.join("src/bench/reference/bench_train.py");
     let m = &s.model;
     let mut cmd = Command::new(&python);
     cmd.arg(&script);

@@ -7,7 +7,7 @@ Adam + `loss.item()` (crossling also reads the loss back every step). Batches ar
 warm-up steps are not timed. fp32 by default; `--bf16` runs the forward pass under CUDA bf16 autocast.
 HF's BERT also has a 2-row token-type embedding that crossling lacks (no FLOPs worth counting).
 
-Run with the project's venv: `.venv/bin/python tests/reference/bench_train.py --layers 4 --hidden 256 ...`;
+Run with the project's venv: `.venv/bin/python src/bench/reference/bench_train.py --layers 4 --hidden 256 ...`;
 prints one JSON object (tokens_per_s, step_seconds, losses, versions) on stdout.
 """
 

@@ -1,6 +1,6 @@
 //! `crossling bench features`: sentence-feature extraction — every layer's hidden states, mean-pooled over each
 //! sentence's tokens without [CLS]/[SEP] ([`crossling::features::pooled_layers`], what the figure scripts run) —
-//! against Hugging Face `transformers` on the very same model (`tests/reference/bench_features.py` creates a random
+//! against Hugging Face `transformers` on the very same model (`src/bench/reference/bench_features.py` creates a random
 //! `BertForMaskedLM`, saves it, and crossling imports that folder), the same sentences and threads.
 //!
 //! Sentences are random ids with lengths drawn from a seeded log-normal (median 22 subwords + 2 specials, cut to
@@ -19,7 +19,7 @@ use serde_json::json;
 use std::time::Instant;
 use tch::{Kind, Tensor};
 
-use super::bench_analysis::{
+use super::analysis::{
     cpu_seconds, device, device_name, python, run_reference, script, sync, tempfile_dir, threads, Common,
 };
 

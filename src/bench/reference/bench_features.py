@@ -24,7 +24,7 @@ import time
 import numpy as np
 import torch
 import transformers
-from random_bert import add_shape_flags, random_bert  # tests/reference/, the script's folder
+from random_bert import add_shape_flags, random_bert  # src/bench/reference/, the script's folder
 
 
 def padded(seqs, device):
