@@ -1,6 +1,6 @@
 //! `crossling task …`: fine-tuned tasks for zero-shot cross-lingual transfer (Wu, Conneau et al. 2020 §3, Table 1).
 //! `task nli` fine-tunes on English MNLI and reports XNLI dev accuracy per language (`crossling::tasks::nli`,
-//! `crossling::tasks::nli_transfer`). `nli`, `ner` and `parse` run through `crossling::tasks::run`, the library call
+//! `crossling::tasks::nli::transfer`). `nli`, `ner` and `parse` run through `crossling::tasks::run`, the library call
 //! the scripts' `task::run` makes, so they read and write the same result cache (`--fresh` recomputes).
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
@@ -14,9 +14,9 @@ use crossling::data::FilesRead;
 use crossling::device::{Compute, Precision};
 use crossling::model::LoadedModel;
 use crossling::tasks::finetune::{FreezeReport, LossSummary};
-use crossling::tasks::ner_transfer::NerTrainData;
+use crossling::tasks::ner::transfer::NerTrainData;
+use crossling::tasks::nli::transfer::NliResult;
 use crossling::tasks::nli::MdsEval;
-use crossling::tasks::nli_transfer::NliResult;
 use crossling::tasks::run::{run_task, JsonMap, OpenModel, StackRequest, TaskContext, TaskKind, TaskRequest};
 use crossling::Scale;
 

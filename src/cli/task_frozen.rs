@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use crossling::data::resolve::DataRoots;
 use crossling::device::{Compute, Precision};
 use crossling::model::LoadedModel;
-use crossling::tasks::frozen_nli_transfer::FrozenNliResult;
+use crossling::tasks::frozen_nli::transfer::FrozenNliResult;
 use crossling::tasks::run::{JsonMap, TaskContext};
 use crossling::tasks::run_frozen::{run_frozen_nli_task, FrozenNliRequest, Representation};
 use crossling::wordvec::WordVectors;

@@ -1,11 +1,11 @@
 //! `crossling task ner`: zero-shot NER — fine-tune a BIO tagger on English PAN-X (or CoNLL-2003), report span F1 on
-//! PAN-X dev per language (`crossling::tasks::ner`, `crossling::tasks::ner_transfer`).
+//! PAN-X dev per language (`crossling::tasks::ner`, `crossling::tasks::ner::transfer`).
 use anyhow::{Context, Result};
 use clap::Args;
 
 use super::task::{report, run_cli_task, stack_line, training_line, FinetuneArgs};
 use super::task_stack::StackArgs;
-use crossling::tasks::ner_transfer::{NerResult, NerTrainData};
+use crossling::tasks::ner::transfer::{NerResult, NerTrainData};
 use crossling::tasks::run::TaskKind;
 
 #[derive(Args)]

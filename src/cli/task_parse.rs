@@ -1,13 +1,13 @@
 //! `crossling task parse`: zero-shot dependency parsing — fine-tune the biaffine parser with the encoder on English
 //! UD (LinES + ParTUT train, best state by EWT dev LAS), report UAS / LAS on the GSD test treebanks of fr / de / ru and
-//! GSDSimp for zh (`crossling::tasks::parse`, `crossling::tasks::parse_transfer`).
+//! GSDSimp for zh (`crossling::tasks::parse`, `crossling::tasks::parse::transfer`).
 use anyhow::{Context, Result};
 use clap::Args;
 
 use super::task::{report, run_cli_task, stack_line, training_line, FinetuneArgs};
 use super::task_stack::StackArgs;
+use crossling::tasks::parse::transfer::ParseResult;
 use crossling::tasks::parse::Decode;
-use crossling::tasks::parse_transfer::ParseResult;
 use crossling::tasks::run::{JsonMap, TaskKind};
 
 #[derive(Args)]

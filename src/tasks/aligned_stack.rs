@@ -1,7 +1,7 @@
 //! Builds the stacked model of a contextual-alignment transfer run (Wu, Conneau et al. 2020, §5.1.2, Figure 5):
-//! fresh layers on frozen layer `i` ([`super::backbone`]), English and every language without a target model read
+//! fresh layers on frozen layer `i` ([`crate::tasks::backbone`]), English and every language without a target model read
 //! by the main model, each target language read by its own model through the layer-`i` Procrustes map into the main
-//! model's space ([`super::contextual_map`], fit on the first `map_sentences` XNLI parallel sentences).
+//! model's space ([`crate::tasks::contextual_map`], fit on the first `map_sentences` XNLI parallel sentences).
 //!
 //! Maps are fit for all layers at once and kept for the life of the process, keyed by both models' weights, the
 //! language, the sentence count and the map settings, so a per-layer sweep fits each language pair once.
@@ -10,14 +10,14 @@ use std::sync::{Mutex, OnceLock};
 
 use tch::Tensor;
 
-use super::backbone::{check_layer, check_reads, default_stack_depth, StackInput, TaskModel};
-use super::common::TRAIN_LANG;
-use super::contextual_map::{contextual_maps, MapConfig};
-use super::finetune::FreezePlan;
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
 use crate::error::{Error, Result};
 use crate::model::LoadedModel;
+use crate::tasks::backbone::{check_layer, check_reads, default_stack_depth, StackInput, TaskModel};
+use crate::tasks::common::TRAIN_LANG;
+use crate::tasks::contextual_map::{contextual_maps, MapConfig};
+use crate::tasks::finetune::FreezePlan;
 use crate::text::evalsets::{xnli_parallel, FilesRead};
 
 /// The settings of a stacked run.

@@ -14,7 +14,7 @@
 //!   ```
 //!   With one bilingual encoder for every language and no maps this is the study's biMLM line of Figure 5; with the
 //!   English monolingual encoder for English and each language's monolingual encoder mapped by Procrustes
-//!   ([`super::contextual_map`]) it is the "MLM align" line.
+//!   ([`crate::tasks::contextual_map`]) it is the "MLM align" line.
 //!
 //! [`TaskModel`] bundles a backbone with the variable store that trains and the provenance of the models read.
 use std::collections::BTreeMap;
@@ -22,13 +22,13 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use tch::{nn::VarStore, Device, Tensor};
 
-use super::common::{model_languages, ModelInfo, TRAIN_LANG};
-use super::finetune::{apply_freeze, check_device, check_fit, layer_index, mix, FreezePlan, FreezeReport};
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::layer::Layer;
 use crate::model::load::LoadedModel;
 use crate::model::{MlmModel, ModelConfig, ModelTokenizer, SharingPlan};
+use crate::tasks::common::{model_languages, ModelInfo, TRAIN_LANG};
+use crate::tasks::finetune::{apply_freeze, check_device, check_fit, layer_index, mix, FreezePlan, FreezeReport};
 
 /// Parameter-name prefix of the fresh layers of a [`LayerStack`].
 pub const STACK: &str = "stack";

@@ -75,7 +75,7 @@ pub struct ModelInfo {
     pub languages: Option<Vec<String>>,
     /// When the head read fresh layers stacked on a frozen layer of this model (and others), that stack.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stack: Option<super::backbone::StackInfo>,
+    pub stack: Option<crate::tasks::backbone::StackInfo>,
 }
 
 impl ModelInfo {

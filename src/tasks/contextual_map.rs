@@ -4,8 +4,8 @@
 //!
 //! 1. **Words.** Each sentence is segmented ([`crate::text::segment::words`]: jieba for Chinese) and encoded by each
 //!    model's own tokenizer; a word's vector at layer `i` is the state of its first subword — the positions the NER
-//!    tagger and the parser read ([`super::word_inputs`]). Words cut by `max_len` have no vector.
-//! 2. **Alignment.** fast_align both ways and grow-diag-final-and ([`super::word_align::align_both_ways`]), English
+//!    tagger and the parser read ([`crate::tasks::word_inputs`]). Words cut by `max_len` have no vector.
+//! 2. **Alignment.** fast_align both ways and grow-diag-final-and ([`crate::tasks::word_align::align_both_ways`]), English
 //!    as the source side. Only one-to-one links between words that have vectors are kept: a word linked to several
 //!    words has no single counterpart to map onto.
 //! 3. **Maps.** For each layer `i` (0 = embeddings), with `x` the other language's vector and `y` the English one
@@ -18,11 +18,11 @@
 use serde::{Deserialize, Serialize};
 use tch::{Device, Kind, Tensor};
 
-use super::word_align::{align_both_ways, AlignConfig, Link};
-use super::word_inputs::{gather_words, word_batch, WordEncoder, WordItem};
 use crate::analysis::procrustes::procrustes_from_cross;
 use crate::error::{Error, Result};
 use crate::model::load::LoadedModel;
+use crate::tasks::word_align::{align_both_ways, AlignConfig, Link};
+use crate::tasks::word_inputs::{gather_words, word_batch, WordEncoder, WordItem};
 
 /// English, the side every map goes into.
 const EN: &str = "en";

@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::items::ItemScores;
-use super::nli_transfer::MdsItems;
 use crate::error::{Error, Result};
+use crate::tasks::items::ItemScores;
+use crate::tasks::nli::transfer::MdsItems;
 
 /// One setting's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,7 +27,7 @@ pub struct GridRun {
     pub scores: BTreeMap<String, f64>,
     /// The task's whole result.
     pub result: serde_json::Value,
-    /// The per-item outcomes behind `scores`, per language ([`super::items`]).
+    /// The per-item outcomes behind `scores`, per language ([`crate::tasks::items`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub items: BTreeMap<String, ItemScores>,
     /// NLI with the mean-difference shift: the per-pair outcomes behind `result.mds`, per language.

@@ -1,7 +1,7 @@
 //! Per-item outcomes of a task's test set, in the form `results::score(KEY, SPEC)` takes
 //! ([`crate::claims::ScoreSpec`]), so that a figure can put a bootstrap interval on every task score
-//! (`src/claims/score.rs`). Every reported test score of [`super::nli_transfer`], [`super::frozen_nli_transfer`],
-//! [`super::ner_transfer`] and [`super::parse_transfer`] comes with its items, and the items reproduce it exactly:
+//! (`src/claims/score.rs`). Every reported test score of [`crate::tasks::nli::transfer`], [`crate::tasks::frozen_nli::transfer`],
+//! [`crate::tasks::ner::transfer`] and [`crate::tasks::parse::transfer`] comes with its items, and the items reproduce it exactly:
 //!
 //! | task | SPEC | score = |
 //! |---|---|---|
@@ -12,7 +12,7 @@
 //! Span F1 = 2PR / (P + R) = 2·tp / (2·tp + fp + fn) = 2·correct / (predicted + gold) whenever it is not 0/0, and a
 //! corpus with neither gold nor predicted spans scores 0 both ways (conlleval's convention, and the bootstrap's for a
 //! zero denominator: [`crate::analysis::bootstrap::ratio_interval`]). LAS counts the words of
-//! [`super::parse_metrics::attachment_scores`] (punctuation policy applied; words dropped by truncation scored as
+//! [`crate::tasks::parse::metrics::attachment_scores`] (punctuation policy applied; words dropped by truncation scored as
 //! missed). Values are fractions, not percentages: a figure adds `scale: 100.0` and the chance level itself.
 use serde::{Deserialize, Serialize};
 

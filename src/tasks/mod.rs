@@ -1,5 +1,6 @@
 //! Zero-shot cross-lingual transfer (Wu, Conneau et al. 2020, §4 and Table 1): the fine-tuned tasks, and the
-//! pure-Rust evaluation building blocks of the NER, dependency-parsing and word-alignment pipelines.
+//! pure-Rust evaluation building blocks of the NER, dependency-parsing and word-alignment pipelines. Each task is a
+//! folder: its model and fine-tuning in `mod.rs`, the zero-shot run in `transfer.rs`, its metrics beside them.
 //!
 //! - [`common`]: what every transfer task shares — the training language (English), the languages a model reads,
 //!   the checks before any data is read, the fine-tuned model's provenance ([`common::ModelInfo`]).
@@ -7,58 +8,49 @@
 //!   embeddings and bottom layers), Adam with a fixed or linear-decay schedule, seeded order and dropout, best-state
 //!   snapshot, loss-curve summary.
 //! - [`nli`]: the NLI classifier on `[CLS]` and its fine-tuning with best-epoch selection on English dev accuracy.
-//! - [`nli_transfer`]: zero-shot XNLI — MNLI train / seeded dev split, pair encoding, accuracy per XNLI language.
+//!   [`nli::transfer`]: zero-shot XNLI — MNLI train / seeded dev split, pair encoding, accuracy per XNLI language.
 //! - [`frozen_nli`]: one NLI classifier (BiLSTM-max, InferSent's pair features, an MLP) on frozen static vectors
 //!   or a frozen encoder's layers (Liu et al. 2020 §3.1.2).
-//! - [`frozen_nli_transfer`]: zero-shot XNLI with it — per-sentence encoding, token coverage of static vectors.
+//!   [`frozen_nli::transfer`]: zero-shot XNLI with it — per-sentence encoding, token coverage of static vectors.
 //! - [`lstm`]: a one-layer LSTM as an explicit loop over steps (libtorch's fused CPU LSTM stalls on 2 cores).
 //! - [`run`]: one transfer run from a request (task, model, languages, overrides, scale, compute, stack), with the
 //!   task-result cache; what the script namespace `task::`, the CLI and notebooks call.
+//! - [`run_frozen`]: the same for one classifier on a frozen representation (Liu's XNLI), with the same cache.
 //! - [`grid`]: a batch × learning-rate grid ranked by English dev, reporting the mean of the best two.
 //! - [`items`]: the per-item outcomes behind every test score (per pair, per sentence), for bootstrap intervals.
 //! - [`ner`]: the BIO tagger on first subwords and its fine-tuning with best-span-F1 selection.
-//! - [`ner_transfer`]: zero-shot NER — PAN-X (or CoNLL-2003) English training, span F1 on PAN-X dev per language.
-//! - [`ner_metrics`]: BIO repair (standalone `I-X` → `B-X`; a span takes its final tag's type), span extraction,
+//!   [`ner::transfer`]: zero-shot NER — PAN-X (or CoNLL-2003) English training, span F1 on PAN-X dev per language.
+//!   [`ner::metrics`]: BIO repair (standalone `I-X` → `B-X`; a span takes its final tag's type), span extraction,
 //!   CoNLL-style micro span precision / recall / F1 with per-type counts.
 //! - [`parse`]: the biaffine dependency parser (Dozat & Manning 2017) on first subwords, MST or greedy decoding, and its
 //!   fine-tuning with best-LAS selection.
-//! - [`parse_transfer`]: zero-shot parsing — English UD training (LinES + ParTUT, EWT dev), UAS / LAS on the GSD test
+//!   [`parse::transfer`]: zero-shot parsing — English UD training (LinES + ParTUT, EWT dev), UAS / LAS on the GSD test
 //!   treebanks of fr / de / ru and GSDSimp for zh.
-//! - [`parse_metrics`]: UAS / LAS over a corpus; gold-`PUNCT` tokens excluded by default.
-//! - [`parse_decode`]: heads from an arc-score matrix: greedy, and the maximum spanning arborescence with exactly one
+//!   [`parse::metrics`]: UAS / LAS over a corpus; gold-`PUNCT` tokens excluded by default.
+//!   [`parse::decode`]: heads from an arc-score matrix: greedy, and the maximum spanning arborescence with exactly one
 //!   root child (Chu-Liu/Edmonds with an exact root penalty).
 //! - [`word_align`]: fast_align (IBM Model 2 with a diagonal prior) trained by EM, Viterbi alignment, both directions.
-//! - [`symmetrize`]: the grow-diag-final-and merge of two directional alignments.
-//! - [`aer`]: alignment error rate against sure and possible links.
+//!   [`word_align::symmetrize`]: the grow-diag-final-and merge of two directional alignments.
+//!   [`word_align::aer`]: alignment error rate against sure and possible links.
 //! - [`backbone`]: what a head reads — a fine-tuned encoder, or fresh layers stacked on a frozen layer of
 //!   pretrained encoders with a map per language (Emerging §5.1.2, Figure 5).
-//! - [`run_frozen`]: the same for one classifier on a frozen representation (Liu's XNLI), with the same cache.
 //! - [`aligned_stack`]: builds that stack for a run — each target language's model and its layer-`i` map.
 //! - [`contextual_map`]: per-layer Procrustes maps between two encoders from word-aligned parallel sentences.
 //! - [`word_inputs`]: gold words → subword ids and first-subword positions, batches and gathers for token tasks.
-pub mod aer;
 pub mod aligned_stack;
 pub mod backbone;
 pub mod common;
 pub mod contextual_map;
 pub mod finetune;
 pub mod frozen_nli;
-pub mod frozen_nli_transfer;
 pub mod grid;
 pub mod items;
 pub mod lstm;
 pub mod ner;
-pub mod ner_metrics;
-pub mod ner_transfer;
 pub mod nli;
-pub mod nli_transfer;
 pub mod parse;
-pub mod parse_decode;
-pub mod parse_metrics;
-pub mod parse_transfer;
 pub mod run;
 pub mod run_frozen;
-pub mod symmetrize;
 pub mod word_align;
 pub mod word_inputs;
 

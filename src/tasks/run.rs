@@ -6,7 +6,7 @@
 //! Emerging §5.1.2) and, for NER, the English training data. [`run_task`] checks the setup before any data is read
 //! (config, stack plan, languages the model reads and the data has), then reads the result from the cache or
 //! fine-tunes, scores and writes it. [`run_task_grid`] runs one request per grid setting and reports the mean of the
-//! best two by English dev ([`super::grid`]).
+//! best two by English dev ([`crate::tasks::grid`]).
 //!
 //! **Cache.** `MODELS/tasks/TASK-KEY.json` holds `(GridRun, FilesRead)`; KEY is the first 16 hex digits of the
 //! sha256 of `FORMAT\nIDENTITY\nTASK\nWHAT`: [`TASK_CACHE_FORMAT`], what the task read (a model's kind and weights
@@ -16,16 +16,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::aligned_stack::{build_stack, own_langs, StackPlan};
-use super::backbone::TaskModel;
-use super::finetune::FreezePlan;
-use super::grid::{run_grid, GridReport, GridRun};
-use super::ner::NerConfig;
-use super::ner_transfer::{load_ner_data, panx_languages, run_ner, NerTrainData};
-use super::nli::NliConfig;
-use super::nli_transfer::{default_langs, load_nli_data, run_nli, xnli_languages};
-use super::parse::ParseConfig;
-use super::parse_transfer::{load_parse_data, run_parse};
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
 use crate::data::FilesRead;
@@ -33,6 +23,16 @@ use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::LoadedModel;
 use crate::scale::Scale;
+use crate::tasks::aligned_stack::{build_stack, own_langs, StackPlan};
+use crate::tasks::backbone::TaskModel;
+use crate::tasks::finetune::FreezePlan;
+use crate::tasks::grid::{run_grid, GridReport, GridRun};
+use crate::tasks::ner::transfer::{load_ner_data, panx_languages, run_ner, NerTrainData};
+use crate::tasks::ner::NerConfig;
+use crate::tasks::nli::transfer::{default_langs, load_nli_data, run_nli, xnli_languages};
+use crate::tasks::nli::NliConfig;
+use crate::tasks::parse::transfer::{load_parse_data, run_parse};
+use crate::tasks::parse::ParseConfig;
 
 /// Config fields by name, as JSON.
 pub type JsonMap = serde_json::Map<String, serde_json::Value>;
@@ -296,23 +296,23 @@ pub fn run_task(ctx: &TaskContext, req: &TaskRequest) -> Result<TaskOutcome> {
         Setup::Nli(cfg) => {
             let known = xnli_languages(ctx.catalog)?;
             let langs = langs.unwrap_or_else(|| default_langs(&loaded, &known));
-            super::nli_transfer::check_setup(&loaded, &langs, &known, cfg)?;
+            crate::tasks::nli::transfer::check_setup(&loaded, &langs, &known, cfg)?;
             langs
         }
         Setup::Ner(cfg, _) => {
             let known = panx_languages(ctx.catalog)?;
             let langs = langs.unwrap_or_else(|| default_langs(&loaded, &known));
-            super::ner_transfer::check_setup(&loaded, &own(&langs), &known, cfg)?;
+            crate::tasks::ner::transfer::check_setup(&loaded, &own(&langs), &known, cfg)?;
             if let Some(t) = targets.iter().find(|t| !known.contains(t)) {
                 return Err(Error::Invalid(format!("no PAN-X dev set for language '{t}'")));
             }
             langs
         }
         Setup::Parse(cfg) => {
-            let langs = langs.unwrap_or_else(|| super::parse_transfer::default_langs(&loaded));
-            super::parse_transfer::check_setup(&loaded, &own(&langs), cfg)?;
+            let langs = langs.unwrap_or_else(|| crate::tasks::parse::transfer::default_langs(&loaded));
+            crate::tasks::parse::transfer::check_setup(&loaded, &own(&langs), cfg)?;
             for t in &targets {
-                super::parse_transfer::eval_treebank(t)?;
+                crate::tasks::parse::transfer::eval_treebank(t)?;
             }
             langs
         }
@@ -415,7 +415,7 @@ fn stack_key(st: &StackRequest, device: tch::Device) -> Result<serde_json::Value
     Ok(serde_json::json!({ "options": options, "target_weights": shas, "map": p.map }))
 }
 
-/// Every combination of `axes` (see [`super::grid::combinations`]) run as `base` with the setting's fields over its
+/// Every combination of `axes` (see [`crate::tasks::grid::combinations`]) run as `base` with the setting's fields over its
 /// overrides; the report ranks them by English dev and gives the mean of the best two. Each run's `setting` is its
 /// grid setting; the files are every run's.
 pub fn run_task_grid(
@@ -423,7 +423,7 @@ pub fn run_task_grid(
     base: &TaskRequest,
     axes: &[(String, Vec<serde_json::Value>)],
 ) -> Result<(GridReport, FilesRead)> {
-    let settings = super::grid::combinations(axes)?;
+    let settings = crate::tasks::grid::combinations(axes)?;
     let mut files = FilesRead::new();
     let report = run_grid(settings, 2, |setting| {
         let mut overrides = base.overrides.clone();

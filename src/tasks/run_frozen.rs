@@ -1,27 +1,27 @@
 //! Zero-shot XNLI with one classifier on a frozen representation, from a request, with the task-result cache — the
 //! single entry point that the script function `task::frozen_nli`, the CLI `task nli-frozen` and notebooks share
-//! (Liu et al. 2020 §3.1.2; the classifier is [`super::frozen_nli`], its training and scoring
-//! [`super::frozen_nli_transfer`]).
+//! (Liu et al. 2020 §3.1.2; the classifier is [`crate::tasks::frozen_nli`], its training and scoring
+//! [`crate::tasks::frozen_nli::transfer`]).
 //!
 //! A [`FrozenNliRequest`] names the representation — a model's layers, or static vectors of a model's subword
 //! tokens — the evaluation languages (default: every XNLI language the representation reads), config overrides over
 //! [`FrozenNliConfig::at`] a [`Scale`], the seed and the compute. [`run_frozen_nli_task`] checks the setup, then
 //! reads the result from the cache or trains the classifier, scores it and writes it.
 //!
-//! **Cache.** The same folder and key as [`super::run`] (`MODELS/tasks/nli_frozen-KEY.json`): IDENTITY is the
+//! **Cache.** The same folder and key as [`crate::tasks::run`] (`MODELS/tasks/nli_frozen-KEY.json`): IDENTITY is the
 //! representation's source (a model's kind and weights sha256; static vectors' cache key or file sha256), WHAT the
 //! resolved config, the languages, the device and [`FROZEN_NLI_REVISION`].
-use super::frozen_nli::{Frozen, FrozenNliConfig};
-use super::frozen_nli_transfer::{run_frozen_nli, RepresentationInfo};
-use super::grid::GridRun;
-use super::nli_transfer::{default_langs, load_nli_data, xnli_languages};
-use super::run::{
-    cache_file, configured, json, read_cached, scores_line, write_cached, JsonMap, OpenModel, TaskContext, TaskOutcome,
-};
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::ModelTokenizer;
 use crate::scale::Scale;
+use crate::tasks::frozen_nli::transfer::{run_frozen_nli, RepresentationInfo};
+use crate::tasks::frozen_nli::{Frozen, FrozenNliConfig};
+use crate::tasks::grid::GridRun;
+use crate::tasks::nli::transfer::{default_langs, load_nli_data, xnli_languages};
+use crate::tasks::run::{
+    cache_file, configured, json, read_cached, scores_line, write_cached, JsonMap, OpenModel, TaskContext, TaskOutcome,
+};
 use crate::wordvec::WordVectors;
 
 /// The task's name in the cache.
@@ -92,7 +92,7 @@ fn open(rep: &Representation, compute: Compute) -> Result<(Frozen, Representatio
 }
 
 /// Runs the request (or reads its result from the cache); see the module docs. The result's `setting` is empty and
-/// its `result` a [`super::frozen_nli_transfer::FrozenNliResult`].
+/// its `result` a [`crate::tasks::frozen_nli::transfer::FrozenNliResult`].
 pub fn run_frozen_nli_task(ctx: &TaskContext, req: &FrozenNliRequest) -> Result<TaskOutcome> {
     let cfg = req.config()?;
     let (frozen, info) = open(&req.representation, req.compute)?;

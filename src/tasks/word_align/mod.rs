@@ -22,10 +22,12 @@
 //! order; hash maps are used for look-ups only. Links are `(source index, target index)`, 0-based, sorted.
 //!
 //! [`align_both_ways`] trains one model per direction (target words choosing source words, and the reverse) and
-//! symmetrises each sentence with grow-diag-final-and ([`super::symmetrize`]), as Wu, Conneau et al. 2020 do to
+//! symmetrises each sentence with grow-diag-final-and ([`crate::tasks::word_align::symmetrize`]), as Wu, Conneau et al. 2020 do to
 //! get word pairs for their contextual word-level alignment.
-use super::symmetrize::grow_diag_final_and;
+pub mod aer;
+pub mod symmetrize;
 use crate::error::{Error, Result};
+use crate::tasks::word_align::symmetrize::grow_diag_final_and;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -239,8 +241,8 @@ pub fn align_both_ways<S: AsRef<str>, T: AsRef<str>>(
 
 #[cfg(test)]
 mod tests {
-    use super::super::aer::alignment_error_rate;
     use super::*;
+    use crate::tasks::word_align::aer::alignment_error_rate;
     use crate::text::codeswitch::SplitMix64;
 
     type Planted = (Vec<Vec<String>>, Vec<Vec<String>>, Vec<Vec<Link>>);

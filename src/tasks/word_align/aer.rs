@@ -9,8 +9,8 @@
 //! as P ∪ S, so a gold set without possible links can pass an empty list. Edge cases: with |A| + |S| = 0 (nothing
 //! predicted, nothing sure) AER = 0, as nothing predicted contradicts the gold; an empty A has precision 0, an empty
 //! S recall 0.
-use super::word_align::Link;
 use crate::error::{Error, Result};
+use crate::tasks::word_align::Link;
 use serde::Serialize;
 use std::collections::BTreeSet;
 

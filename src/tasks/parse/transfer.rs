@@ -1,5 +1,5 @@
 //! Zero-shot cross-lingual dependency parsing end to end (Wu, Conneau et al. 2020 §3, Table 1): fine-tune the
-//! biaffine parser of [`super::parse`] with the encoder on English Universal Dependencies, keep the state with the best
+//! biaffine parser of [`crate::tasks::parse`] with the encoder on English Universal Dependencies, keep the state with the best
 //! English dev LAS, then report UAS and LAS on the test treebank of each requested language with no target-language
 //! training.
 //!
@@ -18,7 +18,7 @@
 //!
 //! Only syntactic words are used: multiword-token lines (`1-2`) and empty nodes (`8.1`) are set aside by the reader,
 //! so the parser sees and is scored on exactly the basic-tree words. Relations are reduced to their universal part
-//! ([`super::parse::universal_label`]); gold UPOS decides the punctuation policy (excluded by default).
+//! ([`crate::tasks::parse::universal_label`]); gold UPOS decides the punctuation policy (excluded by default).
 //!
 //! **Caps.** `max_train` draws a seeded sample of the training sentences (kept in file order); `max_dev` and `max_eval`
 //! take the first sentences of the dev and test files. Sentences whose subwords do not fit `max_len` (capped by the
@@ -29,13 +29,6 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::backbone::TaskModel;
-use super::common::{check_languages, model_languages, ModelInfo, TRAIN_LANG};
-use super::finetune::{mix, permutation, DevPoint, FreezeReport, LossSummary, SPLIT};
-use super::items::ItemScores;
-use super::parse::{label_vocabulary, universal_label, ParseConfig, ParseFinetune, ParseItem};
-use super::parse_metrics::Parse;
-use super::word_inputs::WordEncoder;
 use crate::data::formats::conllu;
 use crate::data::manifest::{Catalog, Manifest};
 use crate::data::resolve::DataRoots;
@@ -43,6 +36,13 @@ use crate::data::FilesRead;
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::{LoadedModel, ModelTokenizer};
+use crate::tasks::backbone::TaskModel;
+use crate::tasks::common::{check_languages, model_languages, ModelInfo, TRAIN_LANG};
+use crate::tasks::finetune::{mix, permutation, DevPoint, FreezeReport, LossSummary, SPLIT};
+use crate::tasks::items::ItemScores;
+use crate::tasks::parse::metrics::Parse;
+use crate::tasks::parse::{label_vocabulary, universal_label, ParseConfig, ParseFinetune, ParseItem};
+use crate::tasks::word_inputs::WordEncoder;
 
 /// English training treebanks (their `train` files).
 pub const TRAIN_TREEBANKS: [&str; 2] = ["ud-en-lines", "ud-en-partut"];

@@ -2,13 +2,13 @@
 //! fine-tuned on English and applied to other languages unchanged (Wu, Conneau et al. 2020 §3 and Table 1; the
 //! tagger of Wu & Dredze 2019, "Beto, Bentz, Becas", which follows BERT's NER recipe, Devlin et al. 2019 §5.3).
 //!
-//! **Model.** The final layer's state at each word's first subword ([`super::word_inputs`]), dropout, then a linear
+//! **Model.** The final layer's state at each word's first subword ([`crate::tasks::word_inputs`]), dropout, then a linear
 //! layer over the tags [`TAGS`]:
 //! ```text
 //! logits_w = W · dropout(h_L[first(w)]) + b,    W: [|TAGS|, d]
 //! L = −(1/N) Σ_w log softmax(logits_w)[y_w]     over the N kept words of the batch
 //! ```
-//! Predictions are the arg-max tag of each word, then repaired and scored as spans by [`super::ner_metrics`]
+//! Predictions are the arg-max tag of each word, then repaired and scored as spans by [`crate::tasks::ner::metrics`]
 //! (span F1 after the repair heuristic). Words dropped by truncation are tagged `O`.
 //!
 //! **Fine-tuning** as the studies do for NER: Adam with linear warm-up over the first 10% of the steps then linear
@@ -21,20 +21,22 @@
 //! English dev sentences, 2,000 evaluation sentences per language (measured on the 4 × 128 English `mono` model, one
 //! libtorch thread, release build: 115 s, PAN-X en dev F1 0.410, against 0.306 at 3e-4 for 2 epochs); `smoke` — 200
 //! sentences, 1 epoch, 50 dev and 100 evaluation sentences.
+pub mod metrics;
+pub mod transfer;
 use serde::{Deserialize, Serialize};
 use tch::{nn, nn::Module, nn::VarStore, Kind, Tensor};
 
-use super::backbone::Backbone;
-use super::finetune::{
-    check_finetune_ranges, mix, selection_setup, train_with_selection, FreezePlan, FreezeReport, LrSchedule,
-    TrainOutcome, HEAD_INIT,
-};
-use super::ner_metrics::{evaluate, NerEval};
-use super::word_inputs::{gather_words, per_item, word_batch, word_labels, WordBatch, WordItem};
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::features::batch::length_batches;
 use crate::scale::Scale;
+use crate::tasks::backbone::Backbone;
+use crate::tasks::finetune::{
+    check_finetune_ranges, mix, selection_setup, train_with_selection, FreezePlan, FreezeReport, LrSchedule,
+    TrainOutcome, HEAD_INIT,
+};
+use crate::tasks::ner::metrics::{evaluate, NerEval};
+use crate::tasks::word_inputs::{gather_words, per_item, word_batch, word_labels, WordBatch, WordItem};
 
 /// The BIO tags of PAN-X (PER, ORG, LOC), in class-index order.
 pub const TAGS: [&str; 7] = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC"];

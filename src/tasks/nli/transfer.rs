@@ -1,5 +1,5 @@
 //! Zero-shot cross-lingual NLI end to end (Wu, Conneau et al. 2020 §3, Table 1; XNLI, Conneau et al. 2018):
-//! fine-tune a model on English MultiNLI pairs (Williams et al. 2018) with the classifier of [`super::nli`], select
+//! fine-tune a model on English MultiNLI pairs (Williams et al. 2018) with the classifier of [`crate::tasks::nli`], select
 //! the state by accuracy on a held-out English dev set, then report accuracy on the XNLI dev set of each requested
 //! language with no target-language training.
 //!
@@ -22,10 +22,6 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::{check_languages, model_languages, ModelInfo, TRAIN_LANG};
-use super::finetune::{mix, permutation, DevPoint, FreezeReport, LossSummary, SPLIT};
-use super::items::ItemScores;
-use super::nli::{MdsEval, NliConfig, NliFinetune, NliItem, Shift};
 use crate::analysis::token_translation::language_means;
 use crate::data::formats::{mnli, xnli, NliExample};
 use crate::data::manifest::Catalog;
@@ -34,6 +30,10 @@ use crate::data::FilesRead;
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::{LoadedModel, ModelTokenizer};
+use crate::tasks::common::{check_languages, model_languages, ModelInfo, TRAIN_LANG};
+use crate::tasks::finetune::{mix, permutation, DevPoint, FreezeReport, LossSummary, SPLIT};
+use crate::tasks::items::ItemScores;
+use crate::tasks::nli::{MdsEval, NliConfig, NliFinetune, NliItem, Shift};
 use tch::Tensor;
 
 /// The NLI data of a run: English MNLI pairs and XNLI dev per language.

@@ -1,5 +1,5 @@
 //! Zero-shot cross-lingual NER end to end (Wu, Conneau et al. 2020 §3, Table 1): fine-tune the tagger of
-//! [`super::ner`] on English, select the state by span F1 on English dev sentences, report span F1 on the PAN-X dev
+//! [`crate::tasks::ner`] on English, select the state by span F1 on English dev sentences, report span F1 on the PAN-X dev
 //! set of each requested language with no target-language training.
 //!
 //! **Data.** WikiAnn / PAN-X in the XTREME layout ([`crate::data::formats::panx`]): `train-en.tsv` (20,000
@@ -9,22 +9,15 @@
 //! are never scored; every other language is evaluated on the first `max_eval` sentences of its `dev-{lang}.tsv`.
 //! With [`NerTrainData::Conll2003`] the English training and selection sentences come from CoNLL-2003 `train.txt`
 //! and `dev.txt` instead (Tjong Kim Sang & De Meulder 2003); its `MISC` entities have no PAN-X type and are trained
-//! as `O` (see [`super::ner::tag_index`]).
+//! as `O` (see [`crate::tasks::ner::tag_index`]).
 //!
-//! **Input.** The corpus's own tokens are the words ([`super::word_inputs`]): PAN-X Chinese is one character a
+//! **Input.** The corpus's own tokens are the words ([`crate::tasks::word_inputs`]): PAN-X Chinese is one character a
 //! token, so Chinese words are single characters here whatever the tokenizer would segment.
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::backbone::TaskModel;
-use super::common::{check_languages, ModelInfo, TRAIN_LANG};
-use super::finetune::{DevPoint, FreezeReport, LossSummary};
-use super::items::ItemScores;
-use super::ner::{tag_index, NerConfig, NerFinetune, NerItem};
-use super::ner_metrics::{NerEval, SpanCounts};
-use super::word_inputs::WordEncoder;
 use crate::data::formats::{conll2003, panx, TaggedSentence};
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
@@ -32,6 +25,13 @@ use crate::data::FilesRead;
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::LoadedModel;
+use crate::tasks::backbone::TaskModel;
+use crate::tasks::common::{check_languages, ModelInfo, TRAIN_LANG};
+use crate::tasks::finetune::{DevPoint, FreezeReport, LossSummary};
+use crate::tasks::items::ItemScores;
+use crate::tasks::ner::metrics::{NerEval, SpanCounts};
+use crate::tasks::ner::{tag_index, NerConfig, NerFinetune, NerItem};
+use crate::tasks::word_inputs::WordEncoder;
 
 /// Where the English training and selection sentences come from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,7 +2,7 @@
 //! (2017) on the final layer's **first-subword** representations, fine-tuned with the encoder on English and applied
 //! unchanged to other languages (Wu, Conneau et al. 2020 §3 and Table 1, following Wu & Dredze 2019).
 //!
-//! **Inputs.** A sentence of n gold words is `[CLS] w₁… w₂… … [SEP]` ([`super::word_inputs`]); `r_i` (i = 1..n) is
+//! **Inputs.** A sentence of n gold words is `[CLS] w₁… w₂… … [SEP]` ([`crate::tasks::word_inputs`]); `r_i` (i = 1..n) is
 //! the final-layer state of word i's first subword and `r_0`, the state of `[CLS]`, stands for the artificial ROOT.
 //!
 //! **Arcs.** One-layer MLPs (ReLU, dropout p on their output) give each word a dependent view and each candidate
@@ -30,15 +30,15 @@
 //! count against LAS (not UAS).
 //!
 //! **Decoding.** [`Decode::Mst`] (default): the maximum spanning arborescence over `log softmax_j s[i, j]` in which
-//! ROOT has exactly one child ([`super::parse_decode::mst_heads`], the UD constraint); [`Decode::Greedy`]: each word's
+//! ROOT has exactly one child ([`crate::tasks::parse::decode::mst_heads`], the UD constraint); [`Decode::Greedy`]: each word's
 //! best head on its own (may give cycles or several roots). Words dropped by truncation get no prediction and are
 //! scored as missed: their predicted head is the word itself, which no gold tree has ([`complete_parse`]).
 //!
-//! **Scores.** UAS and LAS over the gold words ([`super::parse_metrics`]); punctuation (gold UPOS `PUNCT`) is left
+//! **Scores.** UAS and LAS over the gold words ([`crate::tasks::parse::metrics`]); punctuation (gold UPOS `PUNCT`) is left
 //! out by default, [`ParseConfig::include_punct`] scores it too. Model selection: the state with the best English
 //! dev LAS (under the same decoding and punctuation policy) is kept.
 //!
-//! **Fine-tuning.** As for NLI ([`super::finetune`]): the encoder and the parser train together with Adam, the
+//! **Fine-tuning.** As for NLI ([`crate::tasks::finetune`]): the encoder and the parser train together with Adam, the
 //! language-specific parameters (and optionally the embeddings and bottom layers) frozen, the gradient clipped, here
 //! with a linear warm-up over the first 10% of the steps and linear decay (Wu et al. 2020).
 //!
@@ -53,28 +53,31 @@
 //! (one libtorch thread each, two runs sharing 2 cores, about 3.5 min of training), 4 epochs at lr 5e-4 / 1e-3 /
 //! 2e-3 / 4e-3 gave English dev LAS 0.342 / 0.409 / 0.480 / 0.482 and zero-shot French-GSD UAS 0.255 / 0.264 /
 //! 0.306 / 0.317 (LAS 0.049 / 0.065 / 0.082 / 0.081); on the English `mono` model, 2 epochs over 3,000 sentences at
-//! 2e-4 reached only 0.099 dev LAS. One learning rate serves encoder and head alike ([`super::finetune`]).
+//! 2e-4 reached only 0.099 dev LAS. One learning rate serves encoder and head alike ([`crate::tasks::finetune`]).
 //!
 //! References: T. Dozat, C. D. Manning (2017), *Deep Biaffine Attention for Neural Dependency Parsing*, ICLR;
 //! S. Wu, A. Conneau, H. Li, L. Zettlemoyer, V. Stoyanov (2020), *Emerging Cross-lingual Structure in Pretrained
 //! Language Models*, ACL; S. Wu, M. Dredze (2019), *Beto, Bentz, Becas*, EMNLP.
+pub mod decode;
+pub mod metrics;
+pub mod transfer;
 use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 use tch::{nn, nn::Module, nn::VarStore, Device, Kind, Reduction, Tensor};
 
-use super::backbone::Backbone;
-use super::finetune::{
-    check_finetune_ranges, mix, selection_setup, train_with_selection, FreezePlan, FreezeReport, LrSchedule,
-    TrainOutcome, HEAD_INIT,
-};
-use super::parse_decode::{greedy_heads, mst_heads};
-use super::parse_metrics::{attachment_scores, AttachmentEval, AttachmentOptions, Parse};
-use super::word_inputs::{gather_words, per_item, word_batch, WordBatch, WordItem};
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::features::batch::length_batches;
 use crate::scale::Scale;
+use crate::tasks::backbone::Backbone;
+use crate::tasks::finetune::{
+    check_finetune_ranges, mix, selection_setup, train_with_selection, FreezePlan, FreezeReport, LrSchedule,
+    TrainOutcome, HEAD_INIT,
+};
+use crate::tasks::parse::decode::{greedy_heads, mst_heads};
+use crate::tasks::parse::metrics::{attachment_scores, AttachmentEval, AttachmentOptions, Parse};
+use crate::tasks::word_inputs::{gather_words, per_item, word_batch, WordBatch, WordItem};
 
 /// Parameter-name prefix of the parser head.
 pub const PARSER: &str = "parser";
@@ -736,7 +739,7 @@ mod tests {
         assert_eq!(after.excluded, test.len());
         // MST parses are trees with one root child.
         for p in ft.predict(&test, "en", Decode::Mst, 64).unwrap() {
-            assert!(super::super::parse_decode::is_single_root_tree(&p.heads), "{p:?}");
+            assert!(crate::tasks::parse::decode::is_single_root_tree(&p.heads), "{p:?}");
         }
     }
 

@@ -1,8 +1,8 @@
 //! Zero-shot XNLI with frozen representations (Liu et al. 2020, §3.1.2 and Figures 2, 4, 6): the classifier of
-//! [`super::frozen_nli`] trained on English MultiNLI on top of static vectors or a frozen encoder, the state kept by
+//! [`crate::tasks::frozen_nli`] trained on English MultiNLI on top of static vectors or a frozen encoder, the state kept by
 //! English dev accuracy, then scored on the XNLI dev set of each language with no target-language training.
 //!
-//! The data and its split are those of fine-tuning ([`super::nli_transfer`]: de-duplicated MNLI, a seeded English
+//! The data and its split are those of fine-tuning ([`crate::tasks::nli::transfer`]: de-duplicated MNLI, a seeded English
 //! dev hold-out, XNLI dev per language); each side of a pair is encoded on its own as `[CLS] sentence [SEP]` by the
 //! representation's tokenizer (Chinese segmented with jieba for crossling models) and cut to `max_len` tokens
 //! (keeping the final `[SEP]`). For static vectors the result counts, per language, the share of sentence tokens
@@ -12,16 +12,16 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::common::TRAIN_LANG;
-use super::finetune::{DevPoint, LossSummary};
-use super::frozen_nli::{Frozen, FrozenNli, FrozenNliConfig, PairItem};
-use super::items::ItemScores;
-use super::nli_transfer::{encode_labelled, split_train_dev, LangAccuracy, NliData};
 use crate::data::formats::NliExample;
 use crate::data::FilesRead;
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::ModelTokenizer;
+use crate::tasks::common::TRAIN_LANG;
+use crate::tasks::finetune::{DevPoint, LossSummary};
+use crate::tasks::frozen_nli::{Frozen, FrozenNli, FrozenNliConfig, PairItem};
+use crate::tasks::items::ItemScores;
+use crate::tasks::nli::transfer::{encode_labelled, split_train_dev, LangAccuracy, NliData};
 
 /// `[CLS] sentence [SEP]` ids of `text`, cut to `max_len` ids (≥ 3) keeping `[SEP]`; also whether it was cut.
 /// A sentence the tokenizer gives no token for reads as `[CLS] [UNK] [SEP]`.

@@ -9,11 +9,11 @@
 //! ```
 //! ([`crate::data::formats::NliLabel::index`] gives the class of a label.) The encoder is fine-tuned with it: Adam
 //! at a fixed learning rate, dropout on during training, the gradient clipped to a global norm, the language-specific
-//! parameters (and optionally the embeddings and the bottom layers) frozen — see [`super::finetune`]. The English dev
+//! parameters (and optionally the embeddings and the bottom layers) frozen — see [`crate::tasks::finetune`]. The English dev
 //! accuracy is measured at the end of every epoch (and every `eval_every` steps when set) and the state with the best
 //! accuracy is kept (the first on ties).
 //!
-//! This file works on encoded pairs ([`NliItem`]); [`super::nli_transfer`] reads MNLI / XNLI, encodes the pairs and
+//! This file works on encoded pairs ([`NliItem`]); [`crate::tasks::nli::transfer`] reads MNLI / XNLI, encodes the pairs and
 //! runs the zero-shot evaluation.
 //!
 //! **Presets** ([`NliConfig::at`]): `paper` follows Wu et al.'s fine-tuning (batch 32, a fixed rate from their
@@ -22,19 +22,20 @@
 //! 4 × 128 English `mono` model of `train --scale cpu`, one libtorch thread: 8 min, English dev accuracy 0.442 at 2e-4
 //! against 0.383 at 5e-5); `smoke` 300 pairs, 1 epoch. The dev set is 2,000 MNLI pairs held out with the seed (100 at
 //! `smoke`); `cpu` and `paper` evaluate the whole XNLI dev set of each language (2,490 pairs), `smoke` its first 100.
+pub mod transfer;
 use serde::{Deserialize, Serialize};
 use tch::{nn, nn::Module, nn::VarStore, Kind, Tensor};
 
-use super::finetune::{
-    accuracy, apply_freeze, check_finetune_ranges, check_fit, mix, predict_classes, selection_setup,
-    train_with_selection, FreezePlan, FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT,
-};
 use crate::analysis::language::shifted_hidden;
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::features::batch::padded;
 use crate::model::MlmModel;
 use crate::scale::Scale;
+use crate::tasks::finetune::{
+    accuracy, apply_freeze, check_finetune_ranges, check_fit, mix, predict_classes, selection_setup,
+    train_with_selection, FreezePlan, FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT,
+};
 
 /// Number of NLI classes.
 pub const CLASSES: usize = 3;

@@ -1,6 +1,6 @@
 //! NLI on frozen representations: one classifier, trained on English, on top of either static word vectors or a
 //! pre-trained encoder's hidden states, neither of which trains (Liu et al. 2020, §3.1.2: XNLI with the same
-//! downstream model on GloVe, word2vec and BERT; here [`super::frozen_nli_transfer`] runs it zero-shot on XNLI).
+//! downstream model on GloVe, word2vec and BERT; here [`crate::tasks::frozen_nli::transfer`] runs it zero-shot on XNLI).
 //!
 //! **Classifier** (the same for every representation): the sentence encoder of InferSent (Conneau et al. 2017),
 //! used for the XNLI baselines on aligned word vectors (Conneau et al. 2018, §4.2), reading frozen token features.
@@ -9,7 +9,7 @@
 //! ```text
 //! x_t     = γ Σ_l softmax(w)_l · LN(h_{l,t})            frozen features of token t at layer l (a static model
 //!                                                       has one layer); LN without parameters; w, γ learned
-//! →h_t, ←h_t = forward / backward LSTM over x_1..x_n   ([`super::lstm`], each direction `lstm_hidden` wide; the backward one
+//! →h_t, ←h_t = forward / backward LSTM over x_1..x_n   ([`crate::tasks::lstm`], each direction `lstm_hidden` wide; the backward one
 //!                                                       reads each sentence reversed within its own length)
 //! u       = max_t [→h_t ; ←h_t]                         BiLSTM-max over the sentence's tokens
 //! f       = [u ; v ; |u − v| ; u ⊙ v]                  u: premise, v: hypothesis
@@ -21,26 +21,27 @@
 //! parameter-free layer normalisation puts static vectors and hidden states on one scale.
 //!
 //! **Training**: cross-entropy, Adam at a fixed rate, the gradient clipped to a global norm, dropout seeded per
-//! step, best state by English dev accuracy at the end of each epoch ([`super::finetune::train_with_selection`]).
+//! step, best state by English dev accuracy at the end of each epoch ([`crate::tasks::finetune::train_with_selection`]).
 //! Presets ([`FrozenNliConfig::at`]): `paper` InferSent's widths (2 × 2048 LSTM, 512 MLP) on all of MNLI for
 //! 5 epochs; `cpu` 2 × 128 and 256 on 20,000 pairs for 3 epochs; `smoke` 2 × 16 and 32 on 300 pairs, 1 epoch.
+pub mod transfer;
 use serde::{Deserialize, Serialize};
 use tch::nn::{self, Module};
 use tch::{Device, Kind, Tensor};
 
-use super::finetune::HEAD_INIT;
-use super::finetune::{
-    accuracy, mix, predict_classes, train_with_selection, EpochPlan, LrSchedule, OptimSettings, TrainOutcome,
-};
-use super::lstm::Lstm;
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::features::batch::padded;
 use crate::model::{LoadedModel, ModelTokenizer};
 use crate::scale::Scale;
+use crate::tasks::finetune::HEAD_INIT;
+use crate::tasks::finetune::{
+    accuracy, mix, predict_classes, train_with_selection, EpochPlan, LrSchedule, OptimSettings, TrainOutcome,
+};
+use crate::tasks::lstm::Lstm;
 
-/// Number of NLI classes (see [`super::nli::CLASS_NAMES`]).
-pub const CLASSES: usize = super::nli::CLASSES;
+/// Number of NLI classes (see [`crate::tasks::nli::CLASS_NAMES`]).
+pub const CLASSES: usize = crate::tasks::nli::CLASSES;
 
 /// Settings of a frozen-representation NLI run (see the module docs for the presets; the default is `cpu`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
