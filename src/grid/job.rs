@@ -5,6 +5,7 @@
 //! writes the very cache entries a script would read: [`crate::train::zoo::ensure_trained`],
 //! [`crate::tasks::run::run_task`], [`crate::script::runner::run_script`]), then writes `MODELS/jobs/ID.done`. A
 //! failure writes `MODELS/jobs/ID.failed` with the error (removed when the job is run again) and nothing else.
+//! While it runs, `MODELS/jobs/ID.running` holds `HOST PID STARTED` ([`is_running`], for `grid status`).
 use std::path::PathBuf;
 
 use super::plan::{Job, JobSpec, Plan};
@@ -56,7 +57,14 @@ pub fn run_job(plan: &Plan, id: &str, log: &dyn Fn(String)) -> Result<()> {
     }
     let failed = marker(plan, id, "failed");
     let _ = std::fs::remove_file(&failed);
+    let running = marker(plan, id, "running");
+    if let Some(dir) = running.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    let who = format!("{} {} {}\n", this_host(), std::process::id(), now());
+    crate::atomic_file::write_atomic(&running, &who)?;
     let outcome = execute(plan, job, log);
+    let _ = std::fs::remove_file(&running);
     let (path, text) = match &outcome {
         Ok(()) => (marker(plan, id, "done"), format!("{{\"job\": \"{id}\", \"finished_at\": \"{}\"}}\n", now())),
         Err(e) => (failed, format!("{e}\n")),
@@ -66,6 +74,23 @@ pub fn run_job(plan: &Plan, id: &str, log: &dyn Fn(String)) -> Result<()> {
     }
     crate::atomic_file::write_atomic(&path, &text)?;
     outcome
+}
+
+/// This machine's name (Linux `/proc/sys/kernel/hostname`; `unknown` elsewhere).
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").map_or_else(|_| "unknown".into(), |h| h.trim().to_string())
+}
+
+/// Whether job `id` runs now by its `ID.running` marker (`HOST PID STARTED`, written by [`run_job`] and removed when
+/// it ends): on this machine the process must still exist (a killed job leaves a stale marker); a marker from
+/// another machine (a Slurm node) is believed.
+pub fn is_running(plan: &Plan, id: &str) -> bool {
+    let Ok(text) = std::fs::read_to_string(marker(plan, id, "running")) else { return false };
+    let mut parts = text.split_whitespace();
+    match (parts.next(), parts.next()) {
+        (Some(host), Some(pid)) if host == this_host() => std::path::Path::new("/proc").join(pid).exists(),
+        _ => true,
+    }
 }
 
 fn now() -> String {

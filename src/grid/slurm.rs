@@ -129,8 +129,8 @@ pub fn submit(levels: &[Level]) -> Result<Vec<String>> {
     Ok(ids)
 }
 
-/// One line per job: state (done / failed / pending, or running when Slurm says so), id and estimated cost; then
-/// the counts. `squeue` is asked when it exists.
+/// One line per job: state (done / failed / pending, or running when Slurm says so or the job's running marker
+/// does, [`super::job::is_running`]), id and estimated cost; then the counts. `squeue` is asked when it exists.
 pub fn status_report(plan: &Plan) -> String {
     let running = squeue_running();
     let mut lines = Vec::new();
@@ -140,7 +140,9 @@ pub fn status_report(plan: &Plan) -> String {
         let word = match st {
             JobState::Done => "done",
             JobState::Failed => "failed",
-            JobState::Pending if running.iter().any(|r| r == &job.id) => "running",
+            JobState::Pending if running.iter().any(|r| r == &job.id) || super::job::is_running(plan, &job.id) => {
+                "running"
+            }
             JobState::Pending => "pending",
         };
         let i = ["done", "failed", "running", "pending"].iter().position(|w| *w == word).unwrap_or(3);
@@ -227,5 +229,14 @@ mod tests {
         assert_eq!(std::fs::read_to_string(opts.dir.join("level-0.jobs")).unwrap(), "a\nb\n");
         let report = status_report(&plan);
         assert!(report.ends_with("3 jobs: 0 done, 0 failed, 0 running, 3 pending"), "{report}");
+        // A job running here (this process's pid) shows as running; a stale marker (no such process) does not.
+        let jobs_dir = plan.request.models_dir.join("jobs");
+        std::fs::create_dir_all(&jobs_dir).unwrap();
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        std::fs::write(jobs_dir.join("a.running"), format!("{} {} now\n", host.trim(), std::process::id())).unwrap();
+        std::fs::write(jobs_dir.join("b.running"), format!("{} 4000000000 then\n", host.trim())).unwrap();
+        let report = status_report(&plan);
+        assert!(report.ends_with("3 jobs: 0 done, 0 failed, 1 running, 2 pending"), "{report}");
+        assert!(report.lines().next().unwrap().starts_with("running  a"), "{report}");
     }
 }
