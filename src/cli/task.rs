@@ -236,18 +236,22 @@ pub(super) fn run_cli_task(
     });
     let req =
         TaskRequest { task, model: &model, langs, overrides, seed: None, scale: a.scale, compute, stack, train_data };
-    let log = |line: String| eprintln!("{line}");
-    let ctx = TaskContext {
-        catalog: &catalog,
-        roots: &roots,
-        models_dir: &models_dir,
-        fresh: a.fresh,
-        cached_only: false,
-        progress: !a.json,
-        log: &log,
-    };
-    let out = run_task(&ctx, &req)?;
+    let out = with_cli_context(&catalog, &roots, &models_dir, a.fresh, a.json, |ctx| run_task(ctx, &req))?;
     Ok((out.run.result, out.files))
+}
+
+/// Calls `f` with the CLI's task context: the data, the model cache (`$CROSSLING_MODELS`), `--fresh`, log lines on
+/// stderr, and progress unless the result is printed as JSON.
+pub(super) fn with_cli_context<T>(
+    catalog: &Catalog,
+    roots: &DataRoots,
+    models_dir: &std::path::Path,
+    fresh: bool,
+    json: bool,
+    f: impl FnOnce(&TaskContext) -> crossling::Result<T>,
+) -> crossling::Result<T> {
+    let log = |line: String| eprintln!("{line}");
+    f(&TaskContext { catalog, roots, models_dir, fresh, cached_only: false, progress: !json, log: &log })
 }
 
 /// The data manifests.

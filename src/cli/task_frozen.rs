@@ -10,7 +10,7 @@ use crossling::data::resolve::DataRoots;
 use crossling::device::{Compute, Precision};
 use crossling::model::LoadedModel;
 use crossling::tasks::frozen_nli::transfer::FrozenNliResult;
-use crossling::tasks::run::{JsonMap, TaskContext};
+use crossling::tasks::run::JsonMap;
 use crossling::tasks::run_frozen::{run_frozen_nli_task, FrozenNliRequest, Representation};
 use crossling::wordvec::WordVectors;
 use crossling::Scale;
@@ -120,17 +120,9 @@ pub fn nli_frozen(a: FrozenNliArgs) -> Result<()> {
     };
     let req =
         FrozenNliRequest { representation, langs, overrides: overrides(&a)?, seed: None, scale: a.scale, compute };
-    let log = |line: String| eprintln!("{line}");
-    let ctx = TaskContext {
-        catalog: &catalog,
-        roots: &roots,
-        models_dir: &models_dir,
-        fresh: a.fresh,
-        cached_only: false,
-        progress: !a.json,
-        log: &log,
-    };
-    let out = run_frozen_nli_task(&ctx, &req)?;
+    let out = super::task::with_cli_context(&catalog, &roots, &models_dir, a.fresh, a.json, |ctx| {
+        run_frozen_nli_task(ctx, &req)
+    })?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&out.run.result)?);
     } else {
