@@ -108,12 +108,13 @@ pub fn run(a: BenchFinetuneArgs) -> Result<()> {
         Scale::Paper => (32_000, 5, 1),
     };
     let cfg = ModelConfig::at(a.shape, vocab, Vec::<String>::new());
-    let nli = NliConfig { batch_size: a.batch, seed: a.common.seed as u64, ..NliConfig::at(a.shape) };
+    let mut nli = NliConfig::at(a.shape);
+    (nli.finetune.batch_size, nli.finetune.seed) = (a.batch, a.common.seed as u64);
     let (steps, warmup) = (a.steps.unwrap_or(steps_default), a.warmup.unwrap_or(warmup_default));
     if steps == 0 || a.batch == 0 {
         bail!("--steps and --batch must be at least 1");
     }
-    let max_len = nli.max_len.min(cfg.max_positions);
+    let max_len = nli.finetune.max_len.min(cfg.max_positions);
     let t = threads(&a.common);
     tch::set_num_threads(t as i32);
     let dev = device(&a.common)?;
@@ -149,7 +150,7 @@ pub fn run(a: BenchFinetuneArgs) -> Result<()> {
         args.push(flag.into());
         args.push(v.to_string());
     }
-    args.extend(["--lr".into(), nli.lr.to_string(), "--clip".into(), nli.clip_norm.to_string()]);
+    args.extend(["--lr".into(), nli.finetune.lr.to_string(), "--clip".into(), nli.finetune.clip_norm.to_string()]);
     args.extend(["--device".to_string(), device_name(dev)]);
     if !a.common.json {
         eprintln!("pytorch: creating the model, then {} + {warmup} untimed and {steps} timed steps …", a.check);
@@ -169,12 +170,12 @@ pub fn run(a: BenchFinetuneArgs) -> Result<()> {
     })?;
     std::fs::remove_dir_all(&dir).ok();
     let settings = OptimSettings {
-        lr: nli.lr,
+        lr: nli.finetune.lr,
         schedule: LrSchedule::Fixed,
         warmup_fraction: 0.0,
-        clip_norm: nli.clip_norm,
+        clip_norm: nli.finetune.clip_norm,
         total_steps: n_batches as u64,
-        seed: nli.seed,
+        seed: nli.finetune.seed,
     };
     let rng_guard = crossling::device::torch_rng_lock(); // Finetuner::step seeds dropout
     let mut opt = Finetuner::new(&ft.vs, compute, settings);
@@ -227,7 +228,7 @@ pub fn run(a: BenchFinetuneArgs) -> Result<()> {
         "bench": "finetune", "shape": a.shape, "layers": cfg.layers, "hidden": cfg.hidden, "heads": cfg.heads,
         "vocab": vocab, "batch": a.batch, "check_steps": a.check, "warmup": warmup, "steps": steps,
         "pairs": seqs, "tokens": tokens, "padded_tokens": padded_tokens, "max_len": max_len,
-        "lr": nli.lr, "clip_norm": nli.clip_norm, "dropout": cfg.dropout, "threads": t, "device": device_name(dev),
+        "lr": nli.finetune.lr, "clip_norm": nli.finetune.clip_norm, "dropout": cfg.dropout, "threads": t, "device": device_name(dev),
         "crossling": {
             "seconds": secs, "cpu_seconds": cpu, "pairs_per_s": seqs as f64 / secs, "tokens_per_s": tokens as f64 / secs,
             "best_step_pairs_per_s": a.batch as f64 / best, "best_step_tokens_per_s": step_tokens / best,
@@ -260,8 +261,8 @@ pub fn run(a: BenchFinetuneArgs) -> Result<()> {
         cfg.hidden,
         cfg.heads,
         a.batch,
-        nli.lr,
-        nli.clip_norm,
+        nli.finetune.lr,
+        nli.finetune.clip_norm,
         cfg.dropout,
         device_name(dev)
     );

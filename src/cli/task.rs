@@ -304,8 +304,8 @@ fn print_summary(r: &NliResult) {
         r.train_pairs,
         r.epochs,
         r.steps,
-        r.config.batch_size,
-        r.config.lr,
+        r.config.finetune.batch_size,
+        r.config.finetune.lr,
         r.train_seconds
     );
     println!("{}", training_line(&r.loss, &r.freeze));

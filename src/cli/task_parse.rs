@@ -62,9 +62,9 @@ fn print_summary(r: &ParseResult) {
         r.train_treebanks.join(" + "),
         r.epochs,
         r.steps,
-        r.config.batch_size,
-        r.config.lr,
-        100.0 * r.config.warmup_fraction,
+        r.config.finetune.batch_size,
+        r.config.finetune.lr,
+        100.0 * r.config.finetune.warmup_fraction,
         r.train_seconds
     );
     println!("{}; {} labels; decoding {}; {}", training_line(&r.loss, &r.freeze), r.labels.len(), r.decode, r.scoring);

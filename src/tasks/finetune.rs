@@ -128,60 +128,6 @@ pub fn apply_freeze(vs: &VarStore, plan: &FreezePlan, head_prefixes: &[&str]) ->
     Ok(report)
 }
 
-/// The range checks every task config shares, on fields of the same names (`lr`, `warmup_fraction`, `batch_size`,
-/// `epochs`, `eval_batch_tokens`, `max_len`, `clip_norm`): returns `Err` from the calling function with
-/// `"{what}: …"`, where `what` names the config.
-macro_rules! check_finetune_ranges {
-    ($cfg:expr, $what:expr) => {{
-        let c = $cfg;
-        let bad = |msg: String| -> $crate::error::Result<()> {
-            Err($crate::error::Error::Invalid(format!("{}: {msg}", $what)))
-        };
-        if !(c.lr.is_finite() && c.lr > 0.0) {
-            return bad(format!("lr must be a positive number, got {}", c.lr));
-        }
-        if !(0.0..=1.0).contains(&c.warmup_fraction) {
-            return bad(format!("warmup_fraction must be in [0, 1], got {}", c.warmup_fraction));
-        }
-        if c.batch_size == 0 || c.epochs == 0 || c.eval_batch_tokens == 0 {
-            return bad("batch_size, epochs and eval_batch_tokens must be at least 1".into());
-        }
-        if c.max_len < 3 {
-            return bad(format!("max_len must be at least 3 ([CLS] … [SEP]), got {}", c.max_len));
-        }
-        if !(c.clip_norm.is_finite() && c.clip_norm > 0.0) {
-            return bad(format!("clip_norm must be a positive number, got {}", c.clip_norm));
-        }
-    }};
-}
-pub(crate) use check_finetune_ranges;
-
-/// The optimiser settings and epoch plan of a task config (fields `lr`, `schedule`, `warmup_fraction`, `clip_norm`,
-/// `seed`, `batch_size`, `epochs`, `eval_every`) for `n_train` examples, as `(OptimSettings, EpochPlan)`.
-macro_rules! selection_setup {
-    ($cfg:expr, $n_train:expr, $label:expr, $progress:expr) => {{
-        let c = $cfg;
-        let settings = $crate::tasks::finetune::OptimSettings {
-            lr: c.lr,
-            schedule: c.schedule,
-            warmup_fraction: c.warmup_fraction,
-            clip_norm: c.clip_norm,
-            total_steps: 0,
-            seed: c.seed,
-        };
-        let plan = $crate::tasks::finetune::EpochPlan {
-            n_train: $n_train,
-            batch_size: c.batch_size,
-            epochs: c.epochs,
-            eval_every: c.eval_every,
-            label: $label,
-            progress: $progress,
-        };
-        (settings, plan)
-    }};
-}
-pub(crate) use selection_setup;
-
 /// Checks that freezing the bottom `freeze_layers` fits a `model_layers`-layer encoder and that the model's
 /// variables live on the device fine-tuning runs on.
 pub fn check_fit(freeze_layers: usize, model_layers: usize, vs: &VarStore, compute: &Compute) -> Result<()> {

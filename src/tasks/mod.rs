@@ -42,6 +42,7 @@ pub mod backbone;
 pub mod common;
 pub mod contextual_map;
 pub mod finetune;
+pub mod finetune_config;
 pub mod frozen_nli;
 pub mod grid;
 pub mod items;

@@ -25,7 +25,7 @@ use crate::model::LoadedModel;
 use crate::scale::Scale;
 use crate::tasks::aligned_stack::{build_stack, own_langs, StackPlan};
 use crate::tasks::backbone::TaskModel;
-use crate::tasks::finetune::FreezePlan;
+use crate::tasks::finetune_config::FinetuneConfig;
 use crate::tasks::grid::{run_grid, GridReport, GridRun};
 use crate::tasks::ner::transfer::{load_ner_data, panx_languages, run_ner, NerTrainData};
 use crate::tasks::ner::NerConfig;
@@ -189,13 +189,19 @@ pub fn ner_train_data(task: TaskKind, name: Option<String>) -> Result<Option<Ner
     }
 }
 
-/// The preset `preset` with `overrides` applied field by field (unknown fields are errors).
+/// The preset `preset` with `overrides` applied field by field. An override must name a field of the preset's JSON
+/// (the error lists them); the task configs read only complete JSON, so partial settings come through here, on top
+/// of a scale's preset.
 pub fn configured<T: serde::Serialize + serde::de::DeserializeOwned>(preset: T, overrides: &JsonMap) -> Result<T> {
     let mut v = serde_json::to_value(preset).map_err(|e| Error::Invalid(e.to_string()))?;
-    if let Some(obj) = v.as_object_mut() {
-        for (k, val) in overrides {
-            obj.insert(k.clone(), val.clone());
-        }
+    let obj =
+        v.as_object_mut().ok_or_else(|| Error::Invalid("task options: the preset is not a JSON object".into()))?;
+    if let Some(k) = overrides.keys().find(|k| !obj.contains_key(*k)) {
+        let known: Vec<&str> = obj.keys().map(String::as_str).collect();
+        return Err(Error::Invalid(format!("task options: unknown field `{k}`; known: {}", known.join(", "))));
+    }
+    for (k, val) in overrides {
+        obj.insert(k.clone(), val.clone());
     }
     serde_json::from_value(v).map_err(|e| Error::Invalid(format!("task options: {e}")))
 }
@@ -255,11 +261,11 @@ impl Setup {
         })
     }
 
-    fn seed_and_freeze(&self) -> (u64, FreezePlan) {
+    fn finetune(&self) -> &FinetuneConfig {
         match self {
-            Setup::Nli(c) => (c.seed, c.freeze_plan()),
-            Setup::Ner(c, _) => (c.seed, c.freeze_plan()),
-            Setup::Parse(c) => (c.seed, c.freeze_plan()),
+            Setup::Nli(c) => &c.finetune,
+            Setup::Ner(c, _) => &c.finetune,
+            Setup::Parse(c) => &c.finetune,
         }
     }
 
@@ -287,7 +293,7 @@ pub fn run_task(ctx: &TaskContext, req: &TaskRequest) -> Result<TaskOutcome> {
     }
     let own = |langs: &[String]| own_langs(langs, &targets);
     let setup = Setup::of(req)?;
-    let (seed, freeze) = setup.seed_and_freeze();
+    let (seed, freeze) = (setup.finetune().seed, setup.finetune().freeze_plan());
     if let Some(st) = &req.stack {
         st.plan.check(&freeze, &targets)?;
     }
@@ -468,8 +474,67 @@ mod tests {
         assert!("pos".parse::<TaskKind>().unwrap_err().to_string().contains("expected nli, ner or parse"));
         let mut over = JsonMap::new();
         over.insert("lr".into(), serde_json::json!(0.5));
-        assert_eq!(configured(NerConfig::at(Scale::Smoke), &over).unwrap().lr, 0.5);
+        assert_eq!(configured(NerConfig::at(Scale::Smoke), &over).unwrap().finetune.lr, 0.5);
         over.insert("lr_typo".into(), serde_json::json!(1));
         assert!(configured(NerConfig::at(Scale::Smoke), &over).unwrap_err().to_string().contains("lr_typo"));
+    }
+
+    /// The config JSON is part of every task cache key (and of the records): moving fields between the task configs
+    /// and [`FinetuneConfig`] must not change it. Pinned from the configs before the shared fields moved.
+    #[test]
+    fn the_configs_json_is_pinned() {
+        let pinned = [
+            (
+                json(&NliConfig::at(Scale::Smoke)).unwrap(),
+                r#"{"batch_size":16,"classifier_dropout":null,"clip_norm":1.0,"dev_size":100,"epochs":1,"eval_batch_tokens":4096,"eval_every":0,"freeze_embeddings":false,"freeze_layers":0,"lr":0.0001,"max_eval":100,"max_len":64,"max_train":300,"mds":null,"schedule":"fixed","seed":1,"warmup_fraction":0.1}"#,
+            ),
+            (
+                json(&NerConfig::at(Scale::Smoke)).unwrap(),
+                r#"{"batch_size":16,"classifier_dropout":null,"clip_norm":1.0,"dev_size":50,"epochs":1,"eval_batch_tokens":4096,"eval_every":0,"freeze_embeddings":false,"freeze_layers":0,"lr":0.0001,"max_eval":100,"max_len":64,"max_train":200,"schedule":"linear_decay","seed":1,"warmup_fraction":0.1}"#,
+            ),
+            (
+                json(&ParseConfig::at(Scale::Smoke)).unwrap(),
+                r#"{"arc_dim":32,"batch_size":16,"clip_norm":1.0,"decode":"mst","epochs":1,"eval_batch_tokens":4096,"eval_every":0,"freeze_embeddings":false,"freeze_layers":0,"include_punct":false,"label_dim":16,"lr":0.002,"max_dev":50,"max_eval":50,"max_len":64,"max_train":200,"mlp_dropout":0.33,"schedule":"linear_decay","seed":1,"warmup_fraction":0.1}"#,
+            ),
+            (
+                json(&NliConfig::at(Scale::Cpu)).unwrap(),
+                r#"{"batch_size":32,"classifier_dropout":null,"clip_norm":1.0,"dev_size":2000,"epochs":2,"eval_batch_tokens":8192,"eval_every":0,"freeze_embeddings":false,"freeze_layers":0,"lr":0.0002,"max_eval":null,"max_len":128,"max_train":20000,"mds":null,"schedule":"fixed","seed":1,"warmup_fraction":0.1}"#,
+            ),
+            (
+                json(&NerConfig::at(Scale::Cpu)).unwrap(),
+                r#"{"batch_size":32,"classifier_dropout":null,"clip_norm":1.0,"dev_size":1000,"epochs":3,"eval_batch_tokens":8192,"eval_every":0,"freeze_embeddings":false,"freeze_layers":0,"lr":0.001,"max_eval":2000,"max_len":128,"max_train":5000,"schedule":"linear_decay","seed":1,"warmup_fraction":0.1}"#,
+            ),
+            (
+                json(&ParseConfig::at(Scale::Cpu)).unwrap(),
+                r#"{"arc_dim":128,"batch_size":32,"clip_norm":1.0,"decode":"mst","epochs":4,"eval_batch_tokens":8192,"eval_every":0,"freeze_embeddings":false,"freeze_layers":0,"include_punct":false,"label_dim":64,"lr":0.002,"max_dev":1000,"max_eval":null,"max_len":128,"max_train":null,"mlp_dropout":0.33,"schedule":"linear_decay","seed":1,"warmup_fraction":0.1}"#,
+            ),
+            (
+                json(&NliConfig::at(Scale::Paper)).unwrap(),
+                r#"{"batch_size":32,"classifier_dropout":null,"clip_norm":1.0,"dev_size":2000,"epochs":3,"eval_batch_tokens":8192,"eval_every":0,"freeze_embeddings":false,"freeze_layers":0,"lr":0.00002,"max_eval":null,"max_len":256,"max_train":null,"mds":null,"schedule":"fixed","seed":1,"warmup_fraction":0.1}"#,
+            ),
+            (
+                json(&NerConfig::at(Scale::Paper)).unwrap(),
+                r#"{"batch_size":32,"classifier_dropout":null,"clip_norm":1.0,"dev_size":1000,"epochs":10,"eval_batch_tokens":8192,"eval_every":0,"freeze_embeddings":false,"freeze_layers":0,"lr":0.00003,"max_eval":null,"max_len":256,"max_train":null,"schedule":"linear_decay","seed":1,"warmup_fraction":0.1}"#,
+            ),
+            (
+                json(&ParseConfig::at(Scale::Paper)).unwrap(),
+                r#"{"arc_dim":500,"batch_size":32,"clip_norm":1.0,"decode":"mst","epochs":3,"eval_batch_tokens":8192,"eval_every":0,"freeze_embeddings":false,"freeze_layers":0,"include_punct":false,"label_dim":100,"lr":0.00005,"max_dev":null,"max_eval":null,"max_len":512,"max_train":null,"mlp_dropout":0.33,"schedule":"linear_decay","seed":1,"warmup_fraction":0.1}"#,
+            ),
+        ];
+        for (ours, want) in pinned {
+            assert_eq!(ours.to_string(), want);
+            // A pinned JSON reads back into the same config (flattened fields included).
+        }
+        // Complete JSON reads back into the same config; an unknown field in it is an error.
+        let mut full = json(&NliConfig::at(Scale::Cpu)).unwrap();
+        assert_eq!(serde_json::from_value::<NliConfig>(full.clone()).unwrap(), NliConfig::at(Scale::Cpu));
+        full.as_object_mut().unwrap().insert("lr_typo".into(), serde_json::json!(1));
+        let e = serde_json::from_value::<NliConfig>(full).unwrap_err().to_string();
+        assert!(e.contains("unknown field `lr_typo`"), "{e}");
+        let mut over = JsonMap::new();
+        over.insert("freeze_layers".into(), serde_json::json!(2));
+        over.insert("dev_size".into(), serde_json::json!(7));
+        let c = configured(NliConfig::at(Scale::Smoke), &over).unwrap();
+        assert_eq!((c.finetune.freeze_layers, c.dev_size), (2, 7));
     }
 }

@@ -31,10 +31,8 @@ use crate::error::{Error, Result};
 use crate::features::batch::length_batches;
 use crate::scale::Scale;
 use crate::tasks::backbone::Backbone;
-use crate::tasks::finetune::{
-    check_finetune_ranges, mix, selection_setup, train_with_selection, FreezePlan, FreezeReport, LrSchedule,
-    TrainOutcome, HEAD_INIT,
-};
+use crate::tasks::finetune::{mix, train_with_selection, FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT};
+use crate::tasks::finetune_config::FinetuneConfig;
 use crate::tasks::ner::metrics::{evaluate, NerEval};
 use crate::tasks::word_inputs::{gather_words, per_item, word_batch, word_labels, WordBatch, WordItem};
 
@@ -56,56 +54,43 @@ pub fn tag_index(tag: &str) -> Result<i64> {
         .ok_or_else(|| Error::Invalid(format!("unknown NER tag '{tag}' (expected one of {})", TAGS.join(", "))))
 }
 
-/// Settings of an NER fine-tuning run (see the module docs for the presets; the default is `cpu`).
+/// Settings of an NER fine-tuning run (see the module docs for the presets; the default is `cpu`). Its JSON is
+/// complete and flat (records, cache keys); partial settings are overrides of a preset, through
+/// [`crate::tasks::run::configured`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub struct NerConfig {
-    /// Peak learning rate (of the warm-up / linear-decay schedule).
-    pub lr: f64,
-    pub schedule: LrSchedule,
-    pub warmup_fraction: f64,
-    /// Sentences per optimiser step.
-    pub batch_size: usize,
-    pub epochs: usize,
-    /// Cap on the English training sentences (the first ones); `None` = all.
-    pub max_train: Option<usize>,
+    /// Optimiser, schedule, data caps and freezing (`max_train`: the first English training sentences; `max_eval`:
+    /// evaluation sentences per language — for English the dev sentences after `dev_size`).
+    #[serde(flatten)]
+    pub finetune: FinetuneConfig,
     /// English dev sentences used for model selection (the first ones of the dev file).
     pub dev_size: usize,
-    /// Cap on evaluation sentences per language; `None` = all (for English: the dev sentences after `dev_size`).
-    pub max_eval: Option<usize>,
-    /// Longest input in subwords, specials included (also capped by the model's positions).
-    pub max_len: usize,
-    /// Also evaluate on the dev set every `eval_every` steps (0: only at the end of each epoch).
-    pub eval_every: u64,
-    pub freeze_embeddings: bool,
-    pub freeze_layers: usize,
     /// Dropout before the tagger; `None` = the model's hidden dropout.
     pub classifier_dropout: Option<f64>,
-    pub clip_norm: f64,
-    /// Padded subwords per evaluation forward pass.
-    pub eval_batch_tokens: usize,
-    pub seed: u64,
 }
 
 impl Default for NerConfig {
     fn default() -> Self {
         NerConfig {
-            lr: 1e-3,
-            schedule: LrSchedule::LinearDecay,
-            warmup_fraction: 0.1,
-            batch_size: 32,
-            epochs: 3,
-            max_train: Some(5_000),
+            finetune: FinetuneConfig {
+                lr: 1e-3,
+                schedule: LrSchedule::LinearDecay,
+                warmup_fraction: 0.1,
+                batch_size: 32,
+                epochs: 3,
+                max_train: Some(5_000),
+                max_eval: Some(2_000),
+                max_len: 128,
+                eval_every: 0,
+                freeze_embeddings: false,
+                freeze_layers: 0,
+                clip_norm: 1.0,
+                eval_batch_tokens: 8192,
+                seed: 1,
+            },
             dev_size: 1_000,
-            max_eval: Some(2_000),
-            max_len: 128,
-            eval_every: 0,
-            freeze_embeddings: false,
-            freeze_layers: 0,
             classifier_dropout: None,
-            clip_norm: 1.0,
-            eval_batch_tokens: 8192,
-            seed: 1,
         }
     }
 }
@@ -114,41 +99,41 @@ impl NerConfig {
     /// The settings of `scale` (see the module docs).
     pub fn at(scale: Scale) -> Self {
         let cpu = NerConfig::default();
+        let f = cpu.finetune.clone();
         match scale {
             Scale::Smoke => NerConfig {
-                lr: 1e-4,
-                batch_size: 16,
-                epochs: 1,
-                max_train: Some(200),
+                finetune: FinetuneConfig {
+                    lr: 1e-4,
+                    batch_size: 16,
+                    epochs: 1,
+                    max_train: Some(200),
+                    max_eval: Some(100),
+                    max_len: 64,
+                    eval_batch_tokens: 4096,
+                    ..f
+                },
                 dev_size: 50,
-                max_eval: Some(100),
-                max_len: 64,
-                eval_batch_tokens: 4096,
                 ..cpu
             },
             Scale::Cpu => cpu,
-            Scale::Paper => NerConfig { lr: 3e-5, epochs: 10, max_train: None, max_eval: None, max_len: 256, ..cpu },
+            Scale::Paper => NerConfig {
+                finetune: FinetuneConfig { lr: 3e-5, epochs: 10, max_train: None, max_eval: None, max_len: 256, ..f },
+                ..cpu
+            },
         }
     }
 
     /// Checks the ranges of every setting.
     pub fn validate(&self) -> Result<()> {
-        check_finetune_ranges!(self, "NER config");
+        self.finetune.validate("NER config")?;
         let bad = |what: &str| Err(Error::Invalid(format!("NER config: {what}")));
         if self.dev_size == 0 {
             return bad("dev_size must be at least 1");
-        }
-        if self.max_train == Some(0) || self.max_eval == Some(0) {
-            return bad("max_train and max_eval must be at least 1 when set");
         }
         if matches!(self.classifier_dropout, Some(p) if !(0.0..1.0).contains(&p)) {
             return bad("classifier_dropout must be in [0, 1)");
         }
         Ok(())
-    }
-
-    pub fn freeze_plan(&self) -> FreezePlan {
-        FreezePlan { embeddings: self.freeze_embeddings, layers: self.freeze_layers }
     }
 }
 
@@ -181,10 +166,10 @@ impl NerFinetune {
         let dropout = cfg.classifier_dropout.unwrap_or(mc.dropout);
         let tagger = {
             let _rng = crate::device::torch_rng_lock();
-            tch::manual_seed(mix(cfg.seed, HEAD_INIT, 0) as i64);
+            tch::manual_seed(mix(cfg.finetune.seed, HEAD_INIT, 0) as i64);
             crate::model::sharing::dense(&(vs.root() / TAGGER), mc.hidden, TAGS.len())
         };
-        let freeze = backbone.freeze(&vs, &cfg.freeze_plan(), &[&format!("{TAGGER}.")], &compute)?;
+        let freeze = backbone.freeze(&vs, &cfg.finetune.freeze_plan(), &[&format!("{TAGGER}.")], &compute)?;
         Ok(NerFinetune { backbone, vs, tagger, dropout, compute, pad, freeze })
     }
 
@@ -250,7 +235,7 @@ impl NerFinetune {
             )));
         }
         let _rng = crate::device::torch_rng_lock();
-        let (settings, plan) = selection_setup!(cfg, train.len(), "ner", progress);
+        let (settings, plan) = cfg.finetune.selection_setup(train.len(), "ner", progress);
         let device = self.compute.device;
         let this = &*self;
         let loss_of = |chunk: &[usize]| -> Result<Tensor> {
@@ -267,7 +252,7 @@ impl NerFinetune {
                 0.0,
             ))
         };
-        let dev_score = || Ok(this.evaluate(dev, lang, cfg.eval_batch_tokens)?.f1);
+        let dev_score = || Ok(this.evaluate(dev, lang, cfg.finetune.eval_batch_tokens)?.f1);
         train_with_selection(&this.vs, this.compute, settings, plan, loss_of, dev_score)
     }
 }
@@ -325,7 +310,10 @@ mod tests {
     }
 
     fn cfg(lr: f64, epochs: usize) -> NerConfig {
-        NerConfig { lr, batch_size: 16, epochs, max_len: 32, eval_batch_tokens: 512, seed: 5, ..NerConfig::default() }
+        let d = NerConfig::default();
+        let finetune =
+            FinetuneConfig { lr, batch_size: 16, epochs, max_len: 32, eval_batch_tokens: 512, seed: 5, ..d.finetune };
+        NerConfig { finetune, ..d }
     }
 
     #[test]
@@ -353,7 +341,8 @@ mod tests {
     fn one_seed_gives_one_run() {
         let run = |seed: u64| {
             let (model, vs) = tiny();
-            let c = NerConfig { seed, ..cfg(1e-3, 1) };
+            let mut c = cfg(1e-3, 1);
+            c.finetune.seed = seed;
             let mut ft = NerFinetune::new(encoder(model), vs, 0, Compute::cpu(), &c).unwrap();
             let out = ft.train(&synthetic(64, 6, 99), &synthetic(16, 7, 99), "en", &c, false).unwrap();
             out.loss.curve.iter().map(|p| p.loss).collect::<Vec<_>>()
@@ -369,8 +358,9 @@ mod tests {
         for s in Scale::ALL {
             NerConfig::at(s).validate().unwrap();
         }
-        let e = serde_json::from_str::<NerConfig>(r#"{"rate": 1e-5}"#).unwrap_err().to_string();
-        assert!(e.contains("unknown field"), "{e}");
+        let over = serde_json::json!({"rate": 1e-5}).as_object().unwrap().clone();
+        let e = crate::tasks::run::configured(NerConfig::default(), &over).unwrap_err().to_string();
+        assert!(e.contains("unknown field `rate`") && e.contains("dev_size"), "{e}");
         let (model, vs) = tiny();
         let bad = synthetic(4, 1, 99).into_iter().map(|mut it| {
             it.tags.pop();

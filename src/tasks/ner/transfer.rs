@@ -137,7 +137,7 @@ pub fn load_ner_data(catalog: &Catalog, roots: &DataRoots, source: NerTrainData,
 /// reads English and each of them.
 pub fn check_setup(model: &LoadedModel, langs: &[String], panx_langs: &[String], cfg: &NerConfig) -> Result<()> {
     cfg.validate()?;
-    check_languages(model, langs, cfg.freeze_layers, "NER", |l| {
+    check_languages(model, langs, cfg.finetune.freeze_layers, "NER", |l| {
         if panx_langs.iter().any(|x| x == l) {
             Ok(())
         } else {
@@ -238,7 +238,7 @@ pub fn run_ner(
 ) -> Result<NerResult> {
     let started = Instant::now();
     model.check_langs(langs)?;
-    let max_len = cfg.max_len.min(model.backbone.max_positions());
+    let max_len = cfg.finetune.max_len.min(model.backbone.max_positions());
     if max_len < 3 {
         return Err(Error::Invalid(format!("the model has {max_len} positions; NER inputs need at least 3")));
     }
@@ -251,11 +251,11 @@ pub fn run_ner(
     }
     let backbone = &model.backbone;
     let mut en = WordEncoder::new(backbone.tokenizer(TRAIN_LANG)?, TRAIN_LANG);
-    let train_rows = &data.train[..cfg.max_train.unwrap_or(usize::MAX).min(data.train.len())];
+    let train_rows = &data.train[..cfg.finetune.max_train.unwrap_or(usize::MAX).min(data.train.len())];
     let (train, truncated_train) = encode_sentences(&mut en, train_rows, max_len, "English training data")?;
     let split = cfg.dev_size.min(data.dev_en.len());
     let (dev, _) = encode_sentences(&mut en, &data.dev_en[..split], max_len, "English dev data")?;
-    let cap = |rows: &[TaggedSentence]| rows.len().min(cfg.max_eval.unwrap_or(usize::MAX));
+    let cap = |rows: &[TaggedSentence]| rows.len().min(cfg.finetune.max_eval.unwrap_or(usize::MAX));
     let mut eval_items = BTreeMap::new();
     for lang in langs {
         let rows = match data.eval.get(lang) {
@@ -281,7 +281,7 @@ pub fn run_ner(
     let mut eval = BTreeMap::new();
     let mut per_item = BTreeMap::new();
     for (lang, (items, truncated)) in &eval_items {
-        let scores = ft.evaluate(items, lang, cfg.eval_batch_tokens)?;
+        let scores = ft.evaluate(items, lang, cfg.finetune.eval_batch_tokens)?;
         per_item.insert(lang.clone(), ItemScores::counts(scores.sentences.iter().map(SpanCounts::f1_terms)));
         eval.insert(lang.clone(), LangNer { sentences: items.len(), truncated: *truncated, scores });
     }

@@ -33,9 +33,10 @@ use crate::features::batch::padded;
 use crate::model::MlmModel;
 use crate::scale::Scale;
 use crate::tasks::finetune::{
-    accuracy, apply_freeze, check_finetune_ranges, check_fit, mix, predict_classes, selection_setup,
-    train_with_selection, FreezePlan, FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT,
+    accuracy, apply_freeze, check_fit, mix, predict_classes, train_with_selection, FreezeReport, LrSchedule,
+    TrainOutcome, HEAD_INIT,
 };
+use crate::tasks::finetune_config::FinetuneConfig;
 
 /// Number of NLI classes.
 pub const CLASSES: usize = 3;
@@ -44,40 +45,20 @@ pub const CLASS_NAMES: [&str; CLASSES] = ["entailment", "neutral", "contradictio
 /// Parameter-name prefix of the classifier (Hugging Face `BertForSequenceClassification` calls it `classifier`).
 pub const CLASSIFIER: &str = "classifier";
 
-/// Settings of an NLI fine-tuning run (see the module docs for the presets; the default is `cpu`).
+/// Settings of an NLI fine-tuning run (see the module docs for the presets; the default is `cpu`). Its JSON is
+/// complete and flat (records, cache keys); partial settings are overrides of a preset, through
+/// [`crate::tasks::run::configured`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub struct NliConfig {
-    /// Learning rate: the fixed rate, or the peak of `linear_decay`.
-    pub lr: f64,
-    /// `fixed` (Wu et al.) or `linear_decay`.
-    pub schedule: LrSchedule,
-    /// Warm-up share of the steps for `linear_decay`.
-    pub warmup_fraction: f64,
-    /// Pairs per optimiser step.
-    pub batch_size: usize,
-    pub epochs: usize,
-    /// Cap on the English training pairs (after the dev hold-out); `None` = all.
-    pub max_train: Option<usize>,
+    /// Optimiser, schedule, data caps and freezing (`max_train`: English training pairs after the dev hold-out;
+    /// `max_eval`: the first XNLI dev pairs per language, the same rows in every language).
+    #[serde(flatten)]
+    pub finetune: FinetuneConfig,
     /// English dev pairs held out of MNLI with the seed, for model selection.
     pub dev_size: usize,
-    /// Cap on the XNLI dev pairs evaluated per language (the first ones, the same rows in every language).
-    pub max_eval: Option<usize>,
-    /// Longest input in tokens, specials included (also capped by the model's positions).
-    pub max_len: usize,
-    /// Also evaluate on the dev set every `eval_every` steps (0: only at the end of each epoch).
-    pub eval_every: u64,
-    /// Freeze the embeddings (language-specific parameters are always frozen).
-    pub freeze_embeddings: bool,
-    /// Freeze the bottom `freeze_layers` transformer layers.
-    pub freeze_layers: usize,
     /// Dropout before the classifier; `None` = the model's hidden dropout.
     pub classifier_dropout: Option<f64>,
-    /// Maximum global gradient norm.
-    pub clip_norm: f64,
-    /// Padded tokens per evaluation forward pass.
-    pub eval_batch_tokens: usize,
-    pub seed: u64,
     /// Also evaluate with the mean-difference shift at test time (Liu et al. 2020, Table 4); `None`: no.
     pub mds: Option<MdsEval>,
 }
@@ -108,22 +89,24 @@ impl Default for MdsEval {
 impl Default for NliConfig {
     fn default() -> Self {
         NliConfig {
-            lr: 2e-4,
-            schedule: LrSchedule::Fixed,
-            warmup_fraction: 0.1,
-            batch_size: 32,
-            epochs: 2,
-            max_train: Some(20_000),
+            finetune: FinetuneConfig {
+                lr: 2e-4,
+                schedule: LrSchedule::Fixed,
+                warmup_fraction: 0.1,
+                batch_size: 32,
+                epochs: 2,
+                max_train: Some(20_000),
+                max_eval: None,
+                max_len: 128,
+                eval_every: 0,
+                freeze_embeddings: false,
+                freeze_layers: 0,
+                clip_norm: 1.0,
+                eval_batch_tokens: 8192,
+                seed: 1,
+            },
             dev_size: 2_000,
-            max_eval: None,
-            max_len: 128,
-            eval_every: 0,
-            freeze_embeddings: false,
-            freeze_layers: 0,
             classifier_dropout: None,
-            clip_norm: 1.0,
-            eval_batch_tokens: 8192,
-            seed: 1,
             mds: None,
         }
     }
@@ -133,32 +116,36 @@ impl NliConfig {
     /// The settings of `scale` (see the module docs).
     pub fn at(scale: Scale) -> Self {
         let cpu = NliConfig::default();
+        let f = cpu.finetune.clone();
         match scale {
             Scale::Smoke => NliConfig {
-                lr: 1e-4,
-                batch_size: 16,
-                epochs: 1,
-                max_train: Some(300),
+                finetune: FinetuneConfig {
+                    lr: 1e-4,
+                    batch_size: 16,
+                    epochs: 1,
+                    max_train: Some(300),
+                    max_eval: Some(100),
+                    max_len: 64,
+                    eval_batch_tokens: 4096,
+                    ..f
+                },
                 dev_size: 100,
-                max_eval: Some(100),
-                max_len: 64,
-                eval_batch_tokens: 4096,
                 ..cpu
             },
             Scale::Cpu => cpu,
-            Scale::Paper => NliConfig { lr: 2e-5, epochs: 3, max_train: None, max_len: 256, ..cpu },
+            Scale::Paper => NliConfig {
+                finetune: FinetuneConfig { lr: 2e-5, epochs: 3, max_train: None, max_len: 256, ..f },
+                ..cpu
+            },
         }
     }
 
     /// Checks the ranges of every setting.
     pub fn validate(&self) -> Result<()> {
-        check_finetune_ranges!(self, "NLI config");
+        self.finetune.validate("NLI config")?;
         let bad = |what: &str| Err(Error::Invalid(format!("NLI config: {what}")));
         if self.dev_size == 0 {
             return bad("dev_size must be at least 1");
-        }
-        if self.max_train == Some(0) || self.max_eval == Some(0) {
-            return bad("max_train and max_eval must be at least 1 when set");
         }
         if matches!(self.classifier_dropout, Some(p) if !(0.0..1.0).contains(&p)) {
             return bad("classifier_dropout must be in [0, 1)");
@@ -169,11 +156,6 @@ impl NliConfig {
             }
         }
         Ok(())
-    }
-
-    /// The freezing plan of this config.
-    pub fn freeze_plan(&self) -> FreezePlan {
-        FreezePlan { embeddings: self.freeze_embeddings, layers: self.freeze_layers }
     }
 }
 
@@ -237,14 +219,14 @@ impl NliFinetune {
     pub fn new(model: MlmModel, vs: VarStore, pad: i64, compute: Compute, cfg: &NliConfig) -> Result<Self> {
         cfg.validate()?;
         let mc = model.config();
-        check_fit(cfg.freeze_layers, mc.layers, &vs, &compute)?;
+        check_fit(cfg.finetune.freeze_layers, mc.layers, &vs, &compute)?;
         let dropout = cfg.classifier_dropout.unwrap_or(mc.dropout);
         let classifier = {
             let _rng = crate::device::torch_rng_lock();
-            tch::manual_seed(mix(cfg.seed, HEAD_INIT, 0) as i64);
+            tch::manual_seed(mix(cfg.finetune.seed, HEAD_INIT, 0) as i64);
             NliClassifier::new(&(vs.root() / CLASSIFIER), mc.hidden, dropout)
         };
-        let freeze = apply_freeze(&vs, &cfg.freeze_plan(), &[&format!("{CLASSIFIER}.")])?;
+        let freeze = apply_freeze(&vs, &cfg.finetune.freeze_plan(), &[&format!("{CLASSIFIER}.")])?;
         Ok(NliFinetune { model, vs, classifier, compute, pad, freeze })
     }
 
@@ -339,7 +321,7 @@ impl NliFinetune {
             return Err(Error::Invalid(format!("NLI item with class {} and {} ids", it.label, it.ids.len())));
         }
         let _rng = crate::device::torch_rng_lock();
-        let (settings, plan) = selection_setup!(cfg, train.len(), "nli", progress);
+        let (settings, plan) = cfg.finetune.selection_setup(train.len(), "nli", progress);
         let device = self.compute.device;
         let this = &*self;
         let loss_of = |chunk: &[usize]| -> Result<Tensor> {
@@ -350,7 +332,7 @@ impl NliFinetune {
             let logits = this.logits(&ids, &mask, lang, true)?; // [batch, 3]
             Ok(logits.to_kind(Kind::Float).cross_entropy_for_logits(&labels))
         };
-        let dev_score = || this.accuracy(dev, lang, cfg.eval_batch_tokens);
+        let dev_score = || this.accuracy(dev, lang, cfg.finetune.eval_batch_tokens);
         train_with_selection(&this.vs, this.compute, settings, plan, loss_of, dev_score)
     }
 }
@@ -386,7 +368,10 @@ mod tests {
     }
 
     fn cfg(lr: f64, epochs: usize) -> NliConfig {
-        NliConfig { lr, batch_size: 16, epochs, max_len: 32, eval_batch_tokens: 512, seed: 5, ..NliConfig::default() }
+        let d = NliConfig::default();
+        let finetune =
+            FinetuneConfig { lr, batch_size: 16, epochs, max_len: 32, eval_batch_tokens: 512, seed: 5, ..d.finetune };
+        NliConfig { finetune, ..d }
     }
 
     #[test]
@@ -415,11 +400,15 @@ mod tests {
     #[test]
     fn frozen_parameters_stay_and_trainable_ones_move() {
         for (plan, frozen_prefixes) in [
-            (FreezePlan::default(), vec![]),
-            (FreezePlan { embeddings: true, layers: 1 }, vec!["bert.embeddings.", "bert.encoder.layer.0."]),
+            (crate::tasks::finetune::FreezePlan::default(), vec![]),
+            (
+                crate::tasks::finetune::FreezePlan { embeddings: true, layers: 1 },
+                vec!["bert.embeddings.", "bert.encoder.layer.0."],
+            ),
         ] {
             let (model, vs) = tiny(SharingPlan { sep_emb: true, sep_layers: 1 });
-            let c = NliConfig { freeze_embeddings: plan.embeddings, freeze_layers: plan.layers, ..cfg(1e-3, 1) };
+            let mut c = cfg(1e-3, 1);
+            (c.finetune.freeze_embeddings, c.finetune.freeze_layers) = (plan.embeddings, plan.layers);
             let mut ft = NliFinetune::new(model, vs, 0, Compute::cpu(), &c).unwrap();
             let before = values(&ft.vs);
             ft.train(&synthetic(48, 4), &synthetic(16, 5), "en", &c, false).unwrap();
@@ -444,7 +433,8 @@ mod tests {
     fn one_seed_gives_one_run() {
         let run = |seed: u64| {
             let (model, vs) = tiny(SharingPlan::default());
-            let c = NliConfig { seed, ..cfg(1e-3, 1) };
+            let mut c = cfg(1e-3, 1);
+            c.finetune.seed = seed;
             let mut ft = NliFinetune::new(model, vs, 0, Compute::cpu(), &c).unwrap();
             let out = ft.train(&synthetic(64, 6), &synthetic(16, 7), "en", &c, false).unwrap();
             out.loss.curve.iter().map(|p| p.loss).collect::<Vec<_>>()
@@ -457,14 +447,24 @@ mod tests {
         for s in Scale::ALL {
             NliConfig::at(s).validate().unwrap();
         }
-        let e = NliConfig { lr: 0.0, ..NliConfig::default() }.validate().unwrap_err().to_string();
+        let mut c = NliConfig::default();
+        c.finetune.lr = 0.0;
+        let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("lr"), "{e}");
-        let e = serde_json::from_str::<NliConfig>(r#"{"learning_rate": 1e-5}"#).unwrap_err().to_string();
-        assert!(e.contains("unknown field"), "{e}");
-        let c: NliConfig = serde_json::from_str(r#"{"lr": 3e-5, "schedule": "linear_decay"}"#).unwrap();
-        assert_eq!((c.lr, c.schedule, c.batch_size), (3e-5, LrSchedule::LinearDecay, 32));
+        let over = |v: serde_json::Value| v.as_object().unwrap().clone();
+        let e = crate::tasks::run::configured(NliConfig::default(), &over(serde_json::json!({"learning_rate": 1e-5})))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field `learning_rate`"), "{e}");
+        let c = crate::tasks::run::configured(
+            NliConfig::default(),
+            &over(serde_json::json!({"lr": 3e-5, "schedule": "linear_decay"})),
+        )
+        .unwrap();
+        assert_eq!((c.finetune.lr, c.finetune.schedule, c.finetune.batch_size), (3e-5, LrSchedule::LinearDecay, 32));
         let (model, vs) = tiny(SharingPlan::default());
-        let c = NliConfig { freeze_layers: 3, ..NliConfig::default() };
+        let mut c = NliConfig::default();
+        c.finetune.freeze_layers = 3;
         let e = NliFinetune::new(model, vs, 0, Compute::cpu(), &c).unwrap_err().to_string();
         assert!(e.contains("cannot freeze 3 layers"), "{e}");
     }

@@ -103,7 +103,7 @@ pub fn default_langs(model: &LoadedModel, xnli_langs: &[String]) -> Vec<String> 
 /// can read English and each of them.
 pub fn check_setup(model: &LoadedModel, langs: &[String], xnli_langs: &[String], cfg: &NliConfig) -> Result<()> {
     cfg.validate()?;
-    check_languages(model, langs, cfg.freeze_layers, "NLI", |l| {
+    check_languages(model, langs, cfg.finetune.freeze_layers, "NLI", |l| {
         if xnli_langs.iter().any(|x| x == l) {
             Ok(())
         } else {
@@ -287,11 +287,12 @@ pub fn run_nli(
     let started = Instant::now();
     let xnli_langs: Vec<String> = data.xnli.keys().cloned().collect();
     check_setup(&loaded, langs, &xnli_langs, cfg)?;
-    let max_len = cfg.max_len.min(loaded.config.max_positions);
+    let max_len = cfg.finetune.max_len.min(loaded.config.max_positions);
     if max_len < 3 {
         return Err(Error::Invalid(format!("the model has {max_len} positions; NLI pairs need at least 3")));
     }
-    let (train_idx, dev_idx) = split_train_dev(data.mnli.len(), cfg.dev_size, cfg.max_train, cfg.seed)?;
+    let (train_idx, dev_idx) =
+        split_train_dev(data.mnli.len(), cfg.dev_size, cfg.finetune.max_train, cfg.finetune.seed)?;
     let tok = &loaded.tokenizer;
     let pick = |idx: &[usize]| idx.iter().map(|&i| &data.mnli[i]).collect::<Vec<_>>();
     let (train, truncated_train) = encode_examples(tok, &pick(&train_idx), TRAIN_LANG, max_len, "MNLI train")?;
@@ -299,7 +300,7 @@ pub fn run_nli(
     let mut eval = BTreeMap::new();
     for lang in langs {
         let rows = &data.xnli[lang];
-        let rows: Vec<&NliExample> = rows.iter().take(cfg.max_eval.unwrap_or(rows.len())).collect();
+        let rows: Vec<&NliExample> = rows.iter().take(cfg.finetune.max_eval.unwrap_or(rows.len())).collect();
         eval.insert(lang.clone(), encode_examples(tok, &rows, lang, max_len, &format!("XNLI dev {lang}"))?);
     }
     let model_info = ModelInfo::of(&loaded);
@@ -314,7 +315,7 @@ pub fn run_nli(
     let mut xnli_acc = BTreeMap::new();
     let mut per_item = BTreeMap::new();
     for (lang, (items, truncated)) in &eval {
-        let hits = ItemScores::hits(&ft.hits_with(items, lang, cfg.eval_batch_tokens, None)?);
+        let hits = ItemScores::hits(&ft.hits_with(items, lang, cfg.finetune.eval_batch_tokens, None)?);
         let accuracy = hits.estimate();
         xnli_acc.insert(lang.clone(), LangAccuracy { accuracy, pairs: items.len(), truncated: *truncated });
         per_item.insert(lang.clone(), hits);
@@ -372,7 +373,7 @@ fn mds_shifts(
     m: &MdsEval,
 ) -> Result<BTreeMap<String, (usize, Tensor, usize)>> {
     let layers = loaded.config.layers;
-    let layer = m.layer.unwrap_or(if cfg.freeze_layers > 0 { cfg.freeze_layers } else { layers / 2 });
+    let layer = m.layer.unwrap_or(if cfg.finetune.freeze_layers > 0 { cfg.finetune.freeze_layers } else { layers / 2 });
     if layer > layers {
         return Err(Error::Invalid(format!("mds layer {layer} is beyond the model's {layers} layers")));
     }
@@ -382,7 +383,7 @@ fn mds_shifts(
     let mut en_means: BTreeMap<usize, Tensor> = BTreeMap::new();
     for lang in langs.iter().filter(|l| l.as_str() != TRAIN_LANG) {
         let rows = &data.xnli[lang];
-        let evaluated = rows.len().min(cfg.max_eval.unwrap_or(rows.len()));
+        let evaluated = rows.len().min(cfg.finetune.max_eval.unwrap_or(rows.len()));
         let select = select_count(evaluated, m);
         if select == 0 {
             return Err(Error::Invalid(format!("XNLI dev {lang}: too few pairs ({evaluated}) to choose α for MDS")));
@@ -392,12 +393,12 @@ fn mds_shifts(
         let mean_en = match en_means.get(&select) {
             Some(m) => m.shallow_clone(),
             None => {
-                let (m, _) = language_means(loaded, &premises(en_rows), TRAIN_LANG, cfg.eval_batch_tokens)?;
+                let (m, _) = language_means(loaded, &premises(en_rows), TRAIN_LANG, cfg.finetune.eval_batch_tokens)?;
                 en_means.insert(select, m.shallow_clone());
                 m
             }
         };
-        let (mean_x, _) = language_means(loaded, &premises(rows), lang, cfg.eval_batch_tokens)?;
+        let (mean_x, _) = language_means(loaded, &premises(rows), lang, cfg.finetune.eval_batch_tokens)?;
         out.insert(lang.clone(), (layer, mean_en.get(layer as i64) - mean_x.get(layer as i64), select));
     }
     Ok(out)
@@ -418,7 +419,7 @@ fn mds_evaluate(
     let (sel, test) = items.split_at(select.min(items.len()));
     let shift_norm = vector.norm().double_value(&[]);
     let hits = |items: &[NliItem], shift: Option<&Shift>| -> Result<ItemScores> {
-        Ok(ItemScores::hits(&ft.hits_with(items, lang, cfg.eval_batch_tokens, shift)?))
+        Ok(ItemScores::hits(&ft.hits_with(items, lang, cfg.finetune.eval_batch_tokens, shift)?))
     };
     let mut selection = Vec::with_capacity(m.alphas.len());
     let mut selection_items = Vec::with_capacity(m.alphas.len());

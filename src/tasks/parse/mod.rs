@@ -71,10 +71,8 @@ use crate::error::{Error, Result};
 use crate::features::batch::length_batches;
 use crate::scale::Scale;
 use crate::tasks::backbone::Backbone;
-use crate::tasks::finetune::{
-    check_finetune_ranges, mix, selection_setup, train_with_selection, FreezePlan, FreezeReport, LrSchedule,
-    TrainOutcome, HEAD_INIT,
-};
+use crate::tasks::finetune::{mix, train_with_selection, FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT};
+use crate::tasks::finetune_config::FinetuneConfig;
 use crate::tasks::parse::decode::{greedy_heads, mst_heads};
 use crate::tasks::parse::metrics::{attachment_scores, AttachmentEval, AttachmentOptions, Parse};
 use crate::tasks::word_inputs::{gather_words, per_item, word_batch, WordBatch, WordItem};
@@ -132,34 +130,19 @@ impl Decode {
     }
 }
 
-/// Settings of a parsing fine-tuning run (see the module docs for the presets; the default is `cpu`).
+/// Settings of a parsing fine-tuning run (see the module docs for the presets; the default is `cpu`). Its JSON is
+/// complete and flat (records, cache keys); partial settings are overrides of a preset, through
+/// [`crate::tasks::run::configured`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub struct ParseConfig {
-    /// Peak learning rate (of `linear_decay`), or the fixed rate.
-    pub lr: f64,
-    /// `linear_decay` (Wu et al. for parsing) or `fixed`.
-    pub schedule: LrSchedule,
-    /// Warm-up share of the steps for `linear_decay`.
-    pub warmup_fraction: f64,
-    /// Sentences per optimiser step.
-    pub batch_size: usize,
-    pub epochs: usize,
-    /// Cap on the English training sentences (a seeded sample); `None` = all.
-    pub max_train: Option<usize>,
+    /// Optimiser, schedule, data caps and freezing (`max_train`: a seeded sample of the English training sentences;
+    /// `max_eval`: the first test sentences per language; `max_len`: words beyond it are dropped and scored as
+    /// missed).
+    #[serde(flatten)]
+    pub finetune: FinetuneConfig,
     /// Cap on the English dev sentences used for model selection (the first ones); `None` = all.
     pub max_dev: Option<usize>,
-    /// Cap on the test sentences evaluated per language (the first ones); `None` = all.
-    pub max_eval: Option<usize>,
-    /// Longest input in subwords, specials included (also capped by the model's positions); words beyond are
-    /// dropped and scored as missed.
-    pub max_len: usize,
-    /// Also evaluate on the dev set every `eval_every` steps (0: only at the end of each epoch).
-    pub eval_every: u64,
-    /// Freeze the embeddings (language-specific parameters are always frozen).
-    pub freeze_embeddings: bool,
-    /// Freeze the bottom `freeze_layers` transformer layers.
-    pub freeze_layers: usize,
     /// Size `a` of the arc MLPs.
     pub arc_dim: usize,
     /// Size `r` of the label MLPs.
@@ -170,36 +153,33 @@ pub struct ParseConfig {
     pub decode: Decode,
     /// Score punctuation (gold UPOS `PUNCT`) too; excluded by default.
     pub include_punct: bool,
-    /// Maximum global gradient norm.
-    pub clip_norm: f64,
-    /// Padded subwords per evaluation forward pass.
-    pub eval_batch_tokens: usize,
-    pub seed: u64,
 }
 
 impl Default for ParseConfig {
     fn default() -> Self {
         ParseConfig {
-            lr: 2e-3,
-            schedule: LrSchedule::LinearDecay,
-            warmup_fraction: 0.1,
-            batch_size: 32,
-            epochs: 4,
-            max_train: None,
+            finetune: FinetuneConfig {
+                lr: 2e-3,
+                schedule: LrSchedule::LinearDecay,
+                warmup_fraction: 0.1,
+                batch_size: 32,
+                epochs: 4,
+                max_train: None,
+                max_eval: None,
+                max_len: 128,
+                eval_every: 0,
+                freeze_embeddings: false,
+                freeze_layers: 0,
+                clip_norm: 1.0,
+                eval_batch_tokens: 8192,
+                seed: 1,
+            },
             max_dev: Some(1_000),
-            max_eval: None,
-            max_len: 128,
-            eval_every: 0,
-            freeze_embeddings: false,
-            freeze_layers: 0,
             arc_dim: 128,
             label_dim: 64,
             mlp_dropout: 0.33,
             decode: Decode::Mst,
             include_punct: false,
-            clip_norm: 1.0,
-            eval_batch_tokens: 8192,
-            seed: 1,
         }
     }
 }
@@ -208,29 +188,37 @@ impl ParseConfig {
     /// The settings of `scale` (see the module docs).
     pub fn at(scale: Scale) -> Self {
         let cpu = ParseConfig::default();
+        let f = cpu.finetune.clone();
         match scale {
             Scale::Smoke => ParseConfig {
-                batch_size: 16,
-                epochs: 1,
-                max_train: Some(200),
+                finetune: FinetuneConfig {
+                    batch_size: 16,
+                    epochs: 1,
+                    max_train: Some(200),
+                    max_eval: Some(50),
+                    max_len: 64,
+                    eval_batch_tokens: 4096,
+                    ..f
+                },
                 max_dev: Some(50),
-                max_eval: Some(50),
-                max_len: 64,
                 arc_dim: 32,
                 label_dim: 16,
-                eval_batch_tokens: 4096,
                 ..cpu
             },
             Scale::Cpu => cpu,
-            Scale::Paper => {
-                ParseConfig { lr: 5e-5, epochs: 3, max_dev: None, max_len: 512, arc_dim: 500, label_dim: 100, ..cpu }
-            }
+            Scale::Paper => ParseConfig {
+                finetune: FinetuneConfig { lr: 5e-5, epochs: 3, max_len: 512, ..f },
+                max_dev: None,
+                arc_dim: 500,
+                label_dim: 100,
+                ..cpu
+            },
         }
     }
 
     /// Checks the ranges of every setting.
     pub fn validate(&self) -> Result<()> {
-        check_finetune_ranges!(self, "parsing config");
+        self.finetune.validate("parsing config")?;
         let bad = |what: &str| Err(Error::Invalid(format!("parsing config: {what}")));
         if self.arc_dim == 0 || self.label_dim == 0 {
             return bad(&format!(
@@ -238,18 +226,13 @@ impl ParseConfig {
                 self.arc_dim, self.label_dim
             ));
         }
-        if self.max_train == Some(0) || self.max_dev == Some(0) || self.max_eval == Some(0) {
-            return bad("max_train, max_dev and max_eval must be at least 1 when set");
+        if self.max_dev == Some(0) {
+            return bad("max_dev must be at least 1 when set");
         }
         if !(0.0..1.0).contains(&self.mlp_dropout) {
             return bad(&format!("mlp_dropout must be in [0, 1), got {}", self.mlp_dropout));
         }
         Ok(())
-    }
-
-    /// The freezing plan of this config.
-    pub fn freeze_plan(&self) -> FreezePlan {
-        FreezePlan { embeddings: self.freeze_embeddings, layers: self.freeze_layers }
     }
 
     /// The scoring options of this config (universal labels, punctuation by `include_punct`).
@@ -460,7 +443,7 @@ impl ParseFinetune {
         }
         let parser = {
             let _rng = crate::device::torch_rng_lock();
-            tch::manual_seed(mix(cfg.seed, HEAD_INIT, 0) as i64);
+            tch::manual_seed(mix(cfg.finetune.seed, HEAD_INIT, 0) as i64);
             BiaffineParser::new(
                 &(vs.root() / PARSER),
                 hidden,
@@ -470,7 +453,7 @@ impl ParseFinetune {
                 cfg.mlp_dropout,
             )
         };
-        let freeze = backbone.freeze(&vs, &cfg.freeze_plan(), &[&format!("{PARSER}.")], &compute)?;
+        let freeze = backbone.freeze(&vs, &cfg.finetune.freeze_plan(), &[&format!("{PARSER}.")], &compute)?;
         Ok(ParseFinetune { backbone, vs, parser, labels, label_index, compute, pad, freeze })
     }
 
@@ -633,14 +616,14 @@ impl ParseFinetune {
             }
         }
         let _rng = crate::device::torch_rng_lock();
-        let (settings, plan) = selection_setup!(cfg, train.len(), "parse", progress);
+        let (settings, plan) = cfg.finetune.selection_setup(train.len(), "parse", progress);
         let this = &*self;
         let options = cfg.attachment_options();
         let loss_of = |chunk: &[usize]| -> Result<Tensor> {
             let items: Vec<&ParseItem> = chunk.iter().map(|&i| &train[i]).collect();
             this.loss(&items, lang)
         };
-        let dev_score = || Ok(this.evaluate(dev, lang, cfg.decode, &options, cfg.eval_batch_tokens)?.las);
+        let dev_score = || Ok(this.evaluate(dev, lang, cfg.decode, &options, cfg.finetune.eval_batch_tokens)?.las);
         train_with_selection(&this.vs, this.compute, settings, plan, loss_of, dev_score)
     }
 }
@@ -692,18 +675,10 @@ mod tests {
     }
 
     fn cfg(lr: f64, epochs: usize) -> ParseConfig {
-        ParseConfig {
-            lr,
-            batch_size: 16,
-            epochs,
-            max_len: 32,
-            arc_dim: 32,
-            label_dim: 16,
-            mlp_dropout: 0.1,
-            eval_batch_tokens: 512,
-            seed: 5,
-            ..ParseConfig::default()
-        }
+        let d = ParseConfig::default();
+        let finetune =
+            FinetuneConfig { lr, batch_size: 16, epochs, max_len: 32, eval_batch_tokens: 512, seed: 5, ..d.finetune };
+        ParseConfig { finetune, arc_dim: 32, label_dim: 16, mlp_dropout: 0.1, ..d }
     }
 
     fn finetune(c: &ParseConfig, labels: &[&str]) -> ParseFinetune {
@@ -746,7 +721,8 @@ mod tests {
     #[test]
     fn one_seed_gives_one_run() {
         let run = |seed: u64| {
-            let c = ParseConfig { seed, ..cfg(1e-3, 1) };
+            let mut c = cfg(1e-3, 1);
+            c.finetune.seed = seed;
             let mut ft = finetune(&c, &["even", "odd"]);
             let out = ft.train(&synthetic(48, 6, 32), &synthetic(16, 7, 32), "en", &c, false).unwrap();
             out.loss.curve.iter().map(|p| p.loss).collect::<Vec<_>>()
@@ -842,26 +818,39 @@ mod tests {
             ParseConfig::at(s).validate().unwrap();
         }
         let paper = ParseConfig::at(Scale::Paper);
-        assert_eq!((paper.arc_dim, paper.label_dim, paper.mlp_dropout, paper.lr), (500, 100, 0.33, 5e-5));
-        assert_eq!((paper.schedule, paper.warmup_fraction, paper.batch_size), (LrSchedule::LinearDecay, 0.1, 32));
+        assert_eq!((paper.arc_dim, paper.label_dim, paper.mlp_dropout, paper.finetune.lr), (500, 100, 0.33, 5e-5));
+        let f = &paper.finetune;
+        assert_eq!((f.schedule, f.warmup_fraction, f.batch_size), (LrSchedule::LinearDecay, 0.1, 32));
+        let finetune = |change: fn(&mut FinetuneConfig)| {
+            let mut c = ParseConfig::default();
+            change(&mut c.finetune);
+            c
+        };
         for (c, what) in [
-            (ParseConfig { lr: -1.0, ..ParseConfig::default() }, "lr"),
+            (finetune(|f| f.lr = -1.0), "lr"),
             (ParseConfig { arc_dim: 0, ..ParseConfig::default() }, "arc_dim"),
             (ParseConfig { mlp_dropout: 1.0, ..ParseConfig::default() }, "mlp_dropout"),
             (ParseConfig { max_dev: Some(0), ..ParseConfig::default() }, "max_dev"),
-            (ParseConfig { max_len: 2, ..ParseConfig::default() }, "max_len"),
+            (finetune(|f| f.max_len = 2), "max_len"),
         ] {
             let e = c.validate().unwrap_err().to_string();
             assert!(e.contains(what), "{e}");
         }
-        let e = serde_json::from_str::<ParseConfig>(r#"{"arc_size": 10}"#).unwrap_err().to_string();
-        assert!(e.contains("unknown field"), "{e}");
-        let c: ParseConfig = serde_json::from_str(r#"{"decode": "greedy", "include_punct": true}"#).unwrap();
+        let over = |v: serde_json::Value| v.as_object().unwrap().clone();
+        let e = crate::tasks::run::configured(ParseConfig::default(), &over(serde_json::json!({"arc_size": 10})))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field `arc_size`"), "{e}");
+        let c = crate::tasks::run::configured(
+            ParseConfig::default(),
+            &over(serde_json::json!({"decode": "greedy", "include_punct": true})),
+        )
+        .unwrap();
         assert_eq!((c.decode, c.include_punct, c.arc_dim), (Decode::Greedy, true, 128));
         assert_eq!(Decode::from_name(" MST ").unwrap(), Decode::Mst);
         assert!(Decode::from_name("eisner").unwrap_err().to_string().contains("mst or greedy"));
         let (model, vs) = tiny();
-        let c = ParseConfig { freeze_layers: 3, ..ParseConfig::default() };
+        let c = finetune(|f| f.freeze_layers = 3);
         let e =
             ParseFinetune::new(encoder(model), vs, 0, Compute::cpu(), vec!["a".into()], &c).unwrap_err().to_string();
         assert!(e.contains("cannot freeze 3 layers"), "{e}");

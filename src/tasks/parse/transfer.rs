@@ -179,7 +179,7 @@ pub fn default_langs(model: &LoadedModel) -> Vec<String> {
 /// that `model` can read English and each of them.
 pub fn check_setup(model: &LoadedModel, langs: &[String], cfg: &ParseConfig) -> Result<()> {
     cfg.validate()?;
-    check_languages(model, langs, cfg.freeze_layers, "parsing", |l| eval_treebank(l).map(|_| ()))
+    check_languages(model, langs, cfg.finetune.freeze_layers, "parsing", |l| eval_treebank(l).map(|_| ()))
 }
 
 /// Encoded sentences and what truncation dropped.
@@ -218,9 +218,9 @@ pub fn encode_trees(
 
 /// The training sentences: all of them, or a seeded sample of `max_train` kept in file order.
 pub fn select_train(n: usize, cfg: &ParseConfig) -> Vec<usize> {
-    match cfg.max_train {
+    match cfg.finetune.max_train {
         Some(cap) if cap < n => {
-            let mut pick = permutation(n, mix(cfg.seed, SPLIT, 0));
+            let mut pick = permutation(n, mix(cfg.finetune.seed, SPLIT, 0));
             pick.truncate(cap);
             pick.sort_unstable();
             pick
@@ -312,7 +312,7 @@ pub fn run_parse(
     if let Some(l) = langs.iter().find(|l| !data.eval.contains_key(*l)) {
         return Err(Error::Invalid(format!("no test treebank of '{l}' was loaded")));
     }
-    let max_len = cfg.max_len.min(model.backbone.max_positions());
+    let max_len = cfg.finetune.max_len.min(model.backbone.max_positions());
     if max_len < 3 {
         return Err(Error::Invalid(format!("the model has {max_len} positions; parsing needs at least 3")));
     }
@@ -327,7 +327,8 @@ pub fn run_parse(
     let mut eval = BTreeMap::new();
     for lang in langs {
         let tb = &data.eval[lang];
-        let rows: Vec<&TreeSentence> = tb.sentences.iter().take(cfg.max_eval.unwrap_or(tb.sentences.len())).collect();
+        let rows: Vec<&TreeSentence> =
+            tb.sentences.iter().take(cfg.finetune.max_eval.unwrap_or(tb.sentences.len())).collect();
         let tok = backbone.tokenizer(lang)?;
         eval.insert(lang.clone(), encode_trees(tok, &rows, lang, max_len, &format!("{} test", tb.id))?);
     }
@@ -340,7 +341,7 @@ pub fn run_parse(
     let mut results = BTreeMap::new();
     let mut per_item = BTreeMap::new();
     for (lang, enc) in &eval {
-        let e = ft.evaluate(&enc.items, lang, cfg.decode, &options, cfg.eval_batch_tokens)?;
+        let e = ft.evaluate(&enc.items, lang, cfg.decode, &options, cfg.finetune.eval_batch_tokens)?;
         per_item.insert(lang.clone(), ItemScores::counts(e.sentences.iter().copied()));
         let tb = &data.eval[lang];
         let unknown = enc.items.iter().flat_map(|it| &it.gold.labels).filter(|l| !labels.contains(l)).count();
@@ -440,12 +441,15 @@ mod tests {
         for (_, id) in EVAL_TREEBANKS {
             assert!(catalog.get(id).unwrap().files.iter().any(|f| f.path.ends_with("-ud-test.conllu")), "{id}");
         }
-        let cfg = ParseConfig { max_train: Some(5), ..ParseConfig::default() };
+        let mut cfg = ParseConfig::default();
+        cfg.finetune.max_train = Some(5);
         let pick = select_train(20, &cfg);
         assert_eq!(pick.len(), 5);
         assert!(pick.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(pick, select_train(20, &cfg));
-        assert_ne!(pick, select_train(20, &ParseConfig { seed: 2, ..cfg.clone() }));
+        let mut other_seed = cfg.clone();
+        other_seed.finetune.seed = 2;
+        assert_ne!(pick, select_train(20, &other_seed));
         assert_eq!(select_train(4, &cfg), [0, 1, 2, 3]);
     }
 
