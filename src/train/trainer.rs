@@ -238,6 +238,102 @@ fn append_jsonl(path: &Path, value: &serde_json::Value) -> Result<()> {
     writeln!(f, "{value}").map_err(|e| Error::io(path, e))
 }
 
+/// The random-replacement pool of `lang` (the ids masking may put in at random).
+fn random_pool<'a>(tok_info: &'a TokenInfo, lang: &str) -> Result<&'a [u32]> {
+    tok_info
+        .random_pools
+        .get(lang)
+        .map(|v| v.as_slice())
+        .ok_or_else(|| Error::Invalid(format!("train: no random-replacement pool for language '{lang}'")))
+}
+
+/// One batcher per training stream, each shuffled from `mix(seed, SHUFFLE, language)`.
+fn training_batchers(cfg: &TrainConfig, streams: Vec<TokenStream>) -> Result<BTreeMap<String, StreamBatcher>> {
+    let mut batchers = BTreeMap::new();
+    for s in streams {
+        let seed = mix(cfg.seed, SHUFFLE, lang_index(&s.lang));
+        let lang = s.lang.clone();
+        batchers.insert(lang, StreamBatcher::new(s, cfg.seq_len, cfg.batch_size, seed)?);
+    }
+    Ok(batchers)
+}
+
+/// The fixed validation batches of every language, masked once from seeds of `VALID` (see the module docs).
+fn validation_batches(
+    cfg: &TrainConfig,
+    streams: Vec<TokenStream>,
+    tok_info: &TokenInfo,
+) -> Result<BTreeMap<String, Vec<MaskedBatch>>> {
+    let mut valid = BTreeMap::new();
+    for s in streams {
+        let lang = s.lang.clone();
+        let mut b = StreamBatcher::new(s, cfg.seq_len, cfg.batch_size, mix(cfg.seed, VALID, lang_index(&lang)))?;
+        let n = cfg.eval_batches.min(b.batches_per_epoch());
+        let mut rng = SplitMix64::new(mix(cfg.seed, VALID, lang_index(&lang) ^ 1));
+        let p = random_pool(tok_info, &lang)?;
+        let list = (0..n)
+            .map(|_| mask_batch(&b.next_batch(), &cfg.masking, tok_info.mask_id, p, &tok_info.special_ids, &mut rng))
+            .collect();
+        valid.insert(lang, list);
+    }
+    Ok(valid)
+}
+
+/// Validation perplexity of every language.
+fn evaluate(
+    model: &MlmModel,
+    valid: &BTreeMap<String, Vec<MaskedBatch>>,
+    compute: &Compute,
+) -> Result<BTreeMap<String, f64>> {
+    valid.iter().map(|(l, batches)| Ok((l.clone(), perplexity(model, batches, l, compute)?))).collect()
+}
+
+/// Loads `last_dir` into `vs` and `adam`, checks that it was written by this config, and moves every batcher to
+/// its saved stream position; returns the saved state.
+fn resume_from(
+    last_dir: &Path,
+    cfg: &TrainConfig,
+    fresh: &TrainerState,
+    vs: &mut VarStore,
+    adam: &mut Adam,
+    batchers: &mut BTreeMap<String, StreamBatcher>,
+) -> Result<TrainerState> {
+    let state = checkpoint::load(last_dir, vs, &cfg.model, adam)?;
+    let state_file = last_dir.join(checkpoint::STATE_FILE);
+    if state.rng_seeds != fresh.rng_seeds || state.schedule != fresh.schedule {
+        return Err(Error::format_file(&state_file, "seed or schedule differs from the train config"));
+    }
+    for (lang, b) in batchers.iter_mut() {
+        let pos = state
+            .stream_positions
+            .get(lang)
+            .ok_or_else(|| Error::format_file(&state_file, format!("no stream position for language '{lang}'")))?;
+        b.restore(*pos)?;
+    }
+    Ok(state)
+}
+
+/// The state of a run at step 0.
+fn fresh_state(cfg: &TrainConfig, probs: &[(String, f64)]) -> TrainerState {
+    let rng_seeds = [("sampler", SAMPLER), ("masking", MASKING), ("dropout", DROPOUT)]
+        .into_iter()
+        .map(|(name, purpose)| (name.to_string(), mix(cfg.seed, purpose, 0)))
+        .collect();
+    TrainerState {
+        format_version: FORMAT_VERSION,
+        step: 0,
+        adam_step: 0,
+        best_valid_ppl: None,
+        best_step: None,
+        stream_positions: BTreeMap::new(),
+        rng_seeds,
+        sampler_probs: probs.to_vec(),
+        schedule: cfg.schedule(),
+        model_sha256: String::new(),
+        optimizer_sha256: String::new(),
+    }
+}
+
 /// Pre-train (or, with `resume`, continue from `out_dir/last/`) an MLM; see the module docs.
 ///
 /// `train_streams` and `valid_streams` hold one stream per language (the same languages); the model is
@@ -254,78 +350,26 @@ pub fn train(
     cfg.validate()?;
     let _rng_guard = torch_rng_lock();
     let compute = cfg.compute()?;
-    let device = compute.device;
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
     let counts: Vec<(String, u64)> = train_streams.iter().map(|s| (s.lang.clone(), s.ids.len() as u64)).collect();
     let probs = sampling_probs(&counts, cfg.alpha)?;
     if !valid_streams.iter().any(|s| s.lang == cfg.select_lang) {
         return Err(Error::Invalid(format!("train: no validation stream for select_lang '{}'", cfg.select_lang)));
     }
-    let mut batchers: BTreeMap<String, StreamBatcher> = BTreeMap::new();
-    for s in train_streams {
-        let seed = mix(cfg.seed, SHUFFLE, lang_index(&s.lang));
-        let lang = s.lang.clone();
-        batchers.insert(lang, StreamBatcher::new(s, cfg.seq_len, cfg.batch_size, seed)?);
-    }
-    let pool = |lang: &str| -> Result<&[u32]> {
-        tok_info
-            .random_pools
-            .get(lang)
-            .map(|v| v.as_slice())
-            .ok_or_else(|| Error::Invalid(format!("train: no random-replacement pool for language '{lang}'")))
-    };
-    // Fixed validation batches.
-    let mut valid: BTreeMap<String, Vec<MaskedBatch>> = BTreeMap::new();
-    for s in valid_streams {
-        let lang = s.lang.clone();
-        let mut b = StreamBatcher::new(s, cfg.seq_len, cfg.batch_size, mix(cfg.seed, VALID, lang_index(&lang)))?;
-        let n = cfg.eval_batches.min(b.batches_per_epoch());
-        let mut rng = SplitMix64::new(mix(cfg.seed, VALID, lang_index(&lang) ^ 1));
-        let p = pool(&lang)?;
-        let list = (0..n)
-            .map(|_| mask_batch(&b.next_batch(), &cfg.masking, tok_info.mask_id, p, &tok_info.special_ids, &mut rng))
-            .collect();
-        valid.insert(lang, list);
-    }
+    let mut batchers = training_batchers(cfg, train_streams)?;
+    let valid = validation_batches(cfg, valid_streams, tok_info)?;
 
     tch::manual_seed(cfg.seed as i64);
-    let mut vs = VarStore::new(device);
+    let mut vs = VarStore::new(compute.device);
     let model = MlmModel::new(&vs.root(), &cfg.model)?;
     let mut adam = Adam::new(&vs);
-    let schedule = cfg.schedule();
     let step = TrainStep { compute, clip_norm: cfg.clip_norm };
-    let rng_seeds: BTreeMap<String, u64> = [("sampler", SAMPLER), ("masking", MASKING), ("dropout", DROPOUT)]
-        .into_iter()
-        .map(|(name, purpose)| (name.to_string(), mix(cfg.seed, purpose, 0)))
-        .collect();
-    let mut state = TrainerState {
-        format_version: FORMAT_VERSION,
-        step: 0,
-        adam_step: 0,
-        best_valid_ppl: None,
-        best_step: None,
-        stream_positions: BTreeMap::new(),
-        rng_seeds: rng_seeds.clone(),
-        sampler_probs: probs.clone(),
-        schedule,
-        model_sha256: String::new(),
-        optimizer_sha256: String::new(),
-    };
+    let schedule = cfg.schedule();
+    let mut state = fresh_state(cfg, &probs);
     let metrics = out_dir.join("metrics.jsonl");
     let last_dir = out_dir.join("last");
     if resume {
-        state = checkpoint::load(&last_dir, &mut vs, &cfg.model, &mut adam)?;
-        let state_file = last_dir.join(checkpoint::STATE_FILE);
-        if state.rng_seeds != rng_seeds || state.schedule != schedule {
-            return Err(Error::format_file(&state_file, "seed or schedule differs from the train config"));
-        }
-        for (lang, b) in batchers.iter_mut() {
-            let pos = state
-                .stream_positions
-                .get(lang)
-                .ok_or_else(|| Error::format_file(&state_file, format!("no stream position for language '{lang}'")))?;
-            b.restore(*pos)?;
-        }
+        state = resume_from(&last_dir, cfg, &state, &mut vs, &mut adam, &mut batchers)?;
         truncate_metrics(&metrics, state.step)?;
     } else {
         let _ = std::fs::remove_file(&metrics);
@@ -343,9 +387,6 @@ pub fn train(
         best_step: state.best_step,
         positions: BTreeMap::new(),
     };
-    let save_state = |state: &mut TrainerState, batchers: &BTreeMap<String, StreamBatcher>| {
-        state.stream_positions = batchers.iter().map(|(l, b)| (l.clone(), b.position())).collect();
-    };
     let tokens_per_step = (cfg.batch_size * cfg.seq_len) as f64;
     while state.step < cfg.steps {
         let t = state.step + 1;
@@ -355,7 +396,8 @@ pub fn train(
             batchers.get_mut(&lang).ok_or_else(|| Error::Invalid(format!("train: no training stream for '{lang}'")))?;
         let batch = batcher.next_batch();
         let mut rng = SplitMix64::new(mix(cfg.seed, MASKING, t));
-        let masked = mask_batch(&batch, &cfg.masking, tok_info.mask_id, pool(&lang)?, &tok_info.special_ids, &mut rng);
+        let pool = random_pool(tok_info, &lang)?;
+        let masked = mask_batch(&batch, &cfg.masking, tok_info.mask_id, pool, &tok_info.special_ids, &mut rng);
         tch::manual_seed(mix(cfg.seed, DROPOUT, t) as i64);
         let lr = schedule.lr_at(t);
         let loss_v = step.run(&model, &mut adam, &masked, &lang, lr)?.loss;
@@ -370,10 +412,7 @@ pub fn train(
         let eval_now = (cfg.eval_every > 0 && t.is_multiple_of(cfg.eval_every)) || t == cfg.steps || snapshot;
         let mut improved = false;
         if eval_now {
-            let mut ppl = BTreeMap::new();
-            for (l, batches) in &valid {
-                ppl.insert(l.clone(), perplexity(&model, batches, l, &compute)?);
-            }
+            let ppl = evaluate(&model, &valid, &compute)?;
             let sel = ppl[&cfg.select_lang];
             if state.best_valid_ppl.is_none_or(|b| sel < b) {
                 state.best_valid_ppl = Some(sel);
@@ -386,15 +425,16 @@ pub fn train(
         append_jsonl(&metrics, &record)?;
         let periodic = (cfg.checkpoint_every > 0 && t.is_multiple_of(cfg.checkpoint_every)) || t == cfg.steps;
         if improved || periodic || snapshot {
-            save_state(&mut state, &batchers);
+            state.stream_positions = batchers.iter().map(|(l, b)| (l.clone(), b.position())).collect();
+            let save = |dir: &Path| checkpoint::save(dir, &vs, &cfg.model, &adam, &state);
             if snapshot {
-                checkpoint::save(&TrainConfig::snapshot_dir(out_dir, t), &vs, &cfg.model, &adam, &state)?;
+                save(&TrainConfig::snapshot_dir(out_dir, t))?;
             }
             if improved {
-                checkpoint::save(&out_dir.join("best"), &vs, &cfg.model, &adam, &state)?;
+                save(&out_dir.join("best"))?;
             }
             if periodic {
-                checkpoint::save(&last_dir, &vs, &cfg.model, &adam, &state)?;
+                save(&last_dir)?;
             }
         }
         pb.set_position(t);
@@ -404,7 +444,7 @@ pub fn train(
     summary.final_step = state.step;
     summary.best_valid_ppl = state.best_valid_ppl;
     summary.best_step = state.best_step;
-    summary.positions = batchers.iter().map(|(l, b)| (l.clone(), b.position())).collect();
+    summary.positions = batchers.into_iter().map(|(l, b)| (l, b.position())).collect();
     Ok(summary)
 }
 
