@@ -101,83 +101,116 @@ fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
 }
 
-pub fn run(a: BenchFinetuneArgs) -> Result<()> {
-    let (vocab, steps_default, warmup_default) = match a.shape {
-        Scale::Smoke => (400, 3, 1),
-        Scale::Cpu => (16_000, 30, 2),
-        Scale::Paper => (32_000, 5, 1),
-    };
-    let cfg = ModelConfig::at(a.shape, vocab, Vec::<String>::new());
-    let mut nli = NliConfig::at(a.shape);
-    (nli.finetune.batch_size, nli.finetune.seed) = (a.batch, a.common.seed as u64);
-    let (steps, warmup) = (a.steps.unwrap_or(steps_default), a.warmup.unwrap_or(warmup_default));
-    if steps == 0 || a.batch == 0 {
-        bail!("--steps and --batch must be at least 1");
-    }
-    let max_len = nli.finetune.max_len.min(cfg.max_positions);
-    let t = threads(&a.common);
-    tch::set_num_threads(t as i32);
-    let dev = device(&a.common)?;
-    let dir = tempfile_dir()?;
-    let n_batches = a.check + warmup + steps;
-    let items = pairs(n_batches * a.batch, vocab, max_len, a.common.seed as u64);
-    let batches: Vec<&[NliItem]> = items.chunks(a.batch).collect();
-    let timed = &batches[a.check + warmup..];
-    let tokens: usize = timed.iter().flat_map(|b| b.iter()).map(|it| it.ids.len()).sum();
-    let padded_tokens: usize = timed.iter().map(|b| b.len() * b.iter().map(|it| it.ids.len()).max().unwrap_or(0)).sum();
-    let seqs = steps * a.batch;
+/// The shape, settings and data both sides run.
+struct Setup {
+    vocab: usize,
+    model: ModelConfig,
+    nli: NliConfig,
+    steps: usize,
+    warmup: usize,
+    max_len: usize,
+    threads: usize,
+    dev: tch::Device,
+    items: Vec<NliItem>,
+}
 
-    let flat: Vec<i64> = items.iter().flat_map(|it| it.ids.iter().copied()).collect();
+impl Setup {
+    fn new(a: &BenchFinetuneArgs) -> Result<Self> {
+        let (vocab, steps_default, warmup_default) = match a.shape {
+            Scale::Smoke => (400, 3, 1),
+            Scale::Cpu => (16_000, 30, 2),
+            Scale::Paper => (32_000, 5, 1),
+        };
+        let model = ModelConfig::at(a.shape, vocab, Vec::<String>::new());
+        let mut nli = NliConfig::at(a.shape);
+        (nli.finetune.batch_size, nli.finetune.seed) = (a.batch, a.common.seed as u64);
+        let (steps, warmup) = (a.steps.unwrap_or(steps_default), a.warmup.unwrap_or(warmup_default));
+        if steps == 0 || a.batch == 0 {
+            bail!("--steps and --batch must be at least 1");
+        }
+        let max_len = nli.finetune.max_len.min(model.max_positions);
+        let threads = threads(&a.common);
+        tch::set_num_threads(threads as i32);
+        let dev = device(&a.common)?;
+        let items = pairs((a.check + warmup + steps) * a.batch, vocab, max_len, a.common.seed as u64);
+        Ok(Setup { vocab, model, nli, steps, warmup, max_len, threads, dev, items })
+    }
+
+    fn batches(&self, a: &BenchFinetuneArgs) -> Vec<&[NliItem]> {
+        self.items.chunks(a.batch).collect()
+    }
+}
+
+/// What one side measured.
+struct Measured {
+    seconds: f64,
+    cpu_seconds: f64,
+    step_seconds: Vec<f64>,
+    losses: Vec<f64>,
+    /// `(loss, gradient norm)` of each check step.
+    check: Vec<(f64, f64)>,
+    trainable_parameters: usize,
+}
+
+/// Writes the pairs and runs the PyTorch reference, which also saves the model and head crossling then loads from
+/// `dir`; returns its JSON report.
+fn run_pytorch(a: &BenchFinetuneArgs, s: &Setup, dir: &std::path::Path) -> Result<Value> {
+    let flat: Vec<i64> = s.items.iter().flat_map(|it| it.ids.iter().copied()).collect();
     let offsets: Vec<i64> = std::iter::once(0)
-        .chain(items.iter().scan(0i64, |acc, it| {
+        .chain(s.items.iter().scan(0i64, |acc, it| {
             *acc += it.ids.len() as i64;
             Some(*acc)
         }))
         .collect();
-    let labels: Vec<i64> = items.iter().map(|it| it.label as i64).collect();
+    let labels: Vec<i64> = s.items.iter().map(|it| it.label as i64).collect();
     let p = |name: &str| dir.join(name);
     for (name, v) in [("ids.npy", &flat), ("offsets.npy", &offsets), ("labels.npy", &labels)] {
         arrays::write_npy(&p(name), &Tensor::from_slice(v))?;
     }
-    let model_dir = p("model");
     let mut args: Vec<String> =
-        [&model_dir, &p("head_weight.npy"), &p("head_bias.npy"), &p("ids.npy"), &p("offsets.npy"), &p("labels.npy")]
+        [&p("model"), &p("head_weight.npy"), &p("head_bias.npy"), &p("ids.npy"), &p("offsets.npy"), &p("labels.npy")]
             .iter()
             .map(|x| x.display().to_string())
             .collect();
-    args.extend(super::features::model_flags(&cfg, t, a.common.seed as usize));
-    for (flag, v) in [("--batch", a.batch), ("--check", a.check), ("--warmup", warmup), ("--steps", steps)] {
+    args.extend(super::features::model_flags(&s.model, s.threads, a.common.seed as usize));
+    for (flag, v) in [("--batch", a.batch), ("--check", a.check), ("--warmup", s.warmup), ("--steps", s.steps)] {
         args.push(flag.into());
         args.push(v.to_string());
     }
-    args.extend(["--lr".into(), nli.finetune.lr.to_string(), "--clip".into(), nli.finetune.clip_norm.to_string()]);
-    args.extend(["--device".to_string(), device_name(dev)]);
+    let f = &s.nli.finetune;
+    args.extend(["--lr".into(), f.lr.to_string(), "--clip".into(), f.clip_norm.to_string()]);
+    args.extend(["--device".to_string(), device_name(s.dev)]);
     if !a.common.json {
-        eprintln!("pytorch: creating the model, then {} + {warmup} untimed and {steps} timed steps …", a.check);
+        eprintln!("pytorch: creating the model, then {} + {} untimed and {} timed steps …", a.check, s.warmup, s.steps);
     }
-    let reference = run_reference(&python(&a.common), &script("bench_finetune.py"), &args)?;
+    run_reference(&python(&a.common), &script("bench_finetune.py"), &args)
+}
 
-    let imported = crossling::model::hf::import::import_hf(&model_dir, dev)?;
+/// Imports the reference's model and head from `dir` and runs the same steps through crossling's task optimiser.
+fn run_crossling(a: &BenchFinetuneArgs, s: &Setup, dir: &std::path::Path) -> Result<Measured> {
+    let dev = s.dev;
+    let imported = crossling::model::hf::import::import_hf(&dir.join("model"), dev)?;
     let compute = Compute::on(dev, Precision::Fp32)?;
-    let ft = NliFinetune::new(imported.model, imported.vs, 0, compute, &nli)?;
+    let ft = NliFinetune::new(imported.model, imported.vs, 0, compute, &s.nli)?;
     tch::no_grad(|| -> Result<()> {
-        let w = arrays::read_npy(&p("head_weight.npy"))?;
-        let b = arrays::read_npy(&p("head_bias.npy"))?;
+        let w = arrays::read_npy(&dir.join("head_weight.npy"))?;
+        let b = arrays::read_npy(&dir.join("head_bias.npy"))?;
         let lin = &ft.classifier.linear;
         lin.ws.shallow_clone().copy_(&w.to_device(dev));
         lin.bs.as_ref().context("the classifier has no bias")?.shallow_clone().copy_(&b.to_device(dev));
         Ok(())
     })?;
-    std::fs::remove_dir_all(&dir).ok();
+    let batches = s.batches(a);
+    let f = &s.nli.finetune;
     let settings = OptimSettings {
-        lr: nli.finetune.lr,
+        lr: f.lr,
         schedule: LrSchedule::Fixed,
         warmup_fraction: 0.0,
-        clip_norm: nli.finetune.clip_norm,
-        total_steps: n_batches as u64,
-        seed: nli.finetune.seed,
+        clip_norm: f.clip_norm,
+        total_steps: batches.len() as u64,
+        seed: f.seed,
     };
-    let rng_guard = crossling::device::torch_rng_lock(); // Finetuner::step seeds dropout
+    let _rng_guard = crossling::device::torch_rng_lock(); // Finetuner::step seeds dropout
     let mut opt = Finetuner::new(&ft.vs, compute, settings);
     let loss_of = |batch: &[NliItem], train: bool| -> crossling::error::Result<Tensor> {
         let rows: Vec<&[i64]> = batch.iter().map(|it| it.ids.as_slice()).collect();
@@ -195,105 +228,157 @@ pub fn run(a: BenchFinetuneArgs) -> Result<()> {
         let r = opt.step(|| loss_of(b, false))?;
         check.push((r.loss, r.grad_norm));
     }
-    for b in &batches[a.check..a.check + warmup] {
+    for b in &batches[a.check..a.check + s.warmup] {
         opt.step(|| loss_of(b, true))?;
     }
     sync(dev);
-    let (mut losses, mut times) = (Vec::with_capacity(steps), Vec::with_capacity(steps));
+    let (mut losses, mut step_seconds) = (Vec::with_capacity(s.steps), Vec::with_capacity(s.steps));
     let (start, cpu0) = (Instant::now(), cpu_seconds());
-    for b in timed {
-        let s = Instant::now();
+    for b in &batches[a.check + s.warmup..] {
+        let t = Instant::now();
         losses.push(opt.step(|| loss_of(b, true))?.loss);
         sync(dev);
-        times.push(s.elapsed().as_secs_f64());
+        step_seconds.push(t.elapsed().as_secs_f64());
     }
-    let (secs, cpu) = (start.elapsed().as_secs_f64(), cpu_seconds() - cpu0);
-    drop(rng_guard);
+    let (seconds, cpu_seconds) = (start.elapsed().as_secs_f64(), cpu_seconds() - cpu0);
+    let trainable_parameters = ft.freeze.trainable_params;
+    Ok(Measured { seconds, cpu_seconds, step_seconds, losses, check, trainable_parameters })
+}
 
-    let theirs = reference["seconds"].as_f64().context("reference JSON lacks seconds")?;
-    let their_cpu = reference["cpu_seconds"].as_f64().unwrap_or(f64::NAN);
-    let their_times = floats(&reference["step_seconds"]);
-    let their_losses = floats(&reference["losses"]);
-    let (their_check_loss, their_check_norm) =
-        (floats(&reference["check_losses"]), floats(&reference["check_grad_norms"]));
-    if their_check_loss.len() != check.len() || their_check_norm.len() != check.len() {
-        bail!("the reference reported {} check steps, crossling ran {}", their_check_loss.len(), check.len());
+/// The reference's JSON report as a [`Measured`] (its check steps must match ours in number).
+fn measured_reference(r: &Value, check_steps: usize) -> Result<Measured> {
+    let (losses, norms) = (floats(&r["check_losses"]), floats(&r["check_grad_norms"]));
+    if losses.len() != check_steps || norms.len() != check_steps {
+        bail!("the reference reported {} check steps, crossling ran {check_steps}", losses.len());
     }
-    let loss_diff: Vec<f64> = check.iter().zip(&their_check_loss).map(|(c, r)| (c.0 - r).abs()).collect();
+    Ok(Measured {
+        seconds: r["seconds"].as_f64().context("reference JSON lacks seconds")?,
+        cpu_seconds: r["cpu_seconds"].as_f64().unwrap_or(f64::NAN),
+        step_seconds: floats(&r["step_seconds"]),
+        losses: floats(&r["losses"]),
+        check: losses.into_iter().zip(norms).collect(),
+        trainable_parameters: r["trainable_parameters"].as_u64().unwrap_or(0) as usize,
+    })
+}
+
+/// One side's throughput and losses as JSON, for `pairs` pairs of `tokens` tokens in `batch`-pair steps.
+fn side_json(m: &Measured, pairs: usize, tokens: usize, batch: usize, steps: usize) -> Value {
+    let best = min(&m.step_seconds);
+    json!({
+        "seconds": m.seconds, "cpu_seconds": m.cpu_seconds, "pairs_per_s": pairs as f64 / m.seconds,
+        "tokens_per_s": tokens as f64 / m.seconds,
+        "best_step_pairs_per_s": batch as f64 / best, "best_step_tokens_per_s": tokens as f64 / steps as f64 / best,
+        "step_seconds": m.step_seconds, "losses": m.losses, "trainable_parameters": m.trainable_parameters,
+        "check_losses": m.check.iter().map(|c| c.0).collect::<Vec<_>>(),
+        "check_grad_norms": m.check.iter().map(|c| c.1).collect::<Vec<_>>(),
+    })
+}
+
+pub fn run(a: BenchFinetuneArgs) -> Result<()> {
+    let s = Setup::new(&a)?;
+    let dir = tempfile_dir()?;
+    let reference = run_pytorch(&a, &s, &dir)?;
+    let ours = run_crossling(&a, &s, &dir);
+    std::fs::remove_dir_all(&dir).ok();
+    let ours = ours?;
+    let theirs = measured_reference(&reference, a.check)?;
+
+    let timed = &s.batches(&a)[a.check + s.warmup..];
+    let tokens: usize = timed.iter().flat_map(|b| b.iter()).map(|it| it.ids.len()).sum();
+    let padded_tokens: usize = timed.iter().map(|b| b.len() * b.iter().map(|it| it.ids.len()).max().unwrap_or(0)).sum();
+    let pairs = s.steps * a.batch;
+    let loss_diff: Vec<f64> = ours.check.iter().zip(&theirs.check).map(|(c, r)| (c.0 - r.0).abs()).collect();
     let norm_rel_diff: Vec<f64> =
-        check.iter().zip(&their_check_norm).map(|(c, r)| (c.1 - r).abs() / r.abs().max(1e-12)).collect();
-    let (best, their_best) = (min(&times), min(&their_times));
-    let step_tokens = tokens as f64 / steps as f64;
+        ours.check.iter().zip(&theirs.check).map(|(c, r)| (c.1 - r.1).abs() / r.1.abs().max(1e-12)).collect();
+    let (cfg, f) = (&s.model, &s.nli.finetune);
+    let mut pytorch = side_json(&theirs, pairs, tokens, a.batch, s.steps);
+    for key in ["torch", "transformers", "attn_implementation"] {
+        pytorch[key] = reference[key].clone();
+    }
     let report = json!({
         "bench": "finetune", "shape": a.shape, "layers": cfg.layers, "hidden": cfg.hidden, "heads": cfg.heads,
-        "vocab": vocab, "batch": a.batch, "check_steps": a.check, "warmup": warmup, "steps": steps,
-        "pairs": seqs, "tokens": tokens, "padded_tokens": padded_tokens, "max_len": max_len,
-        "lr": nli.finetune.lr, "clip_norm": nli.finetune.clip_norm, "dropout": cfg.dropout, "threads": t, "device": device_name(dev),
-        "crossling": {
-            "seconds": secs, "cpu_seconds": cpu, "pairs_per_s": seqs as f64 / secs, "tokens_per_s": tokens as f64 / secs,
-            "best_step_pairs_per_s": a.batch as f64 / best, "best_step_tokens_per_s": step_tokens / best,
-            "step_seconds": times, "losses": losses, "trainable_parameters": ft.freeze.trainable_params,
-            "check_losses": check.iter().map(|c| c.0).collect::<Vec<_>>(),
-            "check_grad_norms": check.iter().map(|c| c.1).collect::<Vec<_>>(),
-        },
-        "pytorch": {
-            "seconds": theirs, "cpu_seconds": their_cpu, "pairs_per_s": seqs as f64 / theirs,
-            "tokens_per_s": tokens as f64 / theirs,
-            "best_step_pairs_per_s": a.batch as f64 / their_best, "best_step_tokens_per_s": step_tokens / their_best,
-            "step_seconds": their_times, "losses": their_losses,
-            "trainable_parameters": reference["trainable_parameters"],
-            "check_losses": their_check_loss, "check_grad_norms": their_check_norm,
-            "torch": reference["torch"], "transformers": reference["transformers"],
-            "attn_implementation": reference["attn_implementation"],
-        },
-        "ratio": theirs / secs, "ratio_best_step": their_best / best,
+        "vocab": s.vocab, "batch": a.batch, "check_steps": a.check, "warmup": s.warmup, "steps": s.steps,
+        "pairs": pairs, "tokens": tokens, "padded_tokens": padded_tokens, "max_len": s.max_len,
+        "lr": f.lr, "clip_norm": f.clip_norm, "dropout": cfg.dropout, "threads": s.threads,
+        "device": device_name(s.dev),
+        "crossling": side_json(&ours, pairs, tokens, a.batch, s.steps),
+        "pytorch": pytorch,
+        "ratio": theirs.seconds / ours.seconds,
+        "ratio_best_step": min(&theirs.step_seconds) / min(&ours.step_seconds),
         "check_loss_abs_difference": loss_diff, "check_grad_norm_rel_difference": norm_rel_diff,
     });
     if a.common.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(());
-    }
-    println!(
-        "NLI fine-tuning ({} shape: {} × {}, {} heads, vocab {vocab}), batches of {} pairs, {steps} timed steps \
-         ({seqs} pairs, {tokens} tokens, {padded_tokens} padded), lr {}, clip {}, dropout {}, {t} threads, {}",
-        a.shape,
-        cfg.layers,
-        cfg.hidden,
-        cfg.heads,
-        a.batch,
-        nli.finetune.lr,
-        nli.finetune.clip_norm,
-        cfg.dropout,
-        device_name(dev)
-    );
-    for (who, s, c, b) in [("crossling", secs, cpu, best), ("pytorch", theirs, their_cpu, their_best)] {
-        println!(
-            "  {who:<10}{s:>8.3} s  {:>7.1} pairs/s  {:>8.0} tokens/s  (best step {:>7.1} pairs/s)  {c:.1} s CPU",
-            seqs as f64 / s,
-            tokens as f64 / s,
-            a.batch as f64 / b
-        );
-    }
-    println!("  ratio (crossling / pytorch): {:.2} (best steps: {:.2})", theirs / secs, their_best / best);
-    println!(
-        "  mean loss of the timed steps (dropout on): crossling {:.4}, pytorch {:.4}; trainable parameters {} / {}",
-        mean(&losses),
-        mean(&their_losses),
-        ft.freeze.trainable_params,
-        reference["trainable_parameters"]
-    );
-    for (i, (c, (rl, rn))) in check.iter().zip(their_check_loss.iter().zip(&their_check_norm)).enumerate() {
-        println!(
-            "  check step {} (dropout off): loss {:.6} / {rl:.6} (|Δ| {:.1e}), grad norm {:.5} / {rn:.5} (rel. Δ {:.1e})",
-            i + 1,
-            c.0,
-            loss_diff[i],
-            c.1,
-            norm_rel_diff[i]
-        );
-    }
-    if loss_diff.iter().any(|d| *d > 1e-4) {
-        eprintln!("warning: the check losses differ by more than 1e-4: the two sides do not compute the same thing");
+    } else {
+        print_text(&report);
     }
     Ok(())
+}
+
+/// The report for a reader.
+fn print_text(r: &Value) {
+    let (pairs, tokens, batch) = (r["pairs"].as_f64().unwrap_or(0.0), r["tokens"].as_f64().unwrap_or(0.0), &r["batch"]);
+    println!(
+        "NLI fine-tuning ({} shape: {} × {}, {} heads, vocab {}), batches of {batch} pairs, {} timed steps \
+         ({pairs} pairs, {tokens} tokens, {} padded), lr {}, clip {}, dropout {}, {} threads, {}",
+        r["shape"].as_str().unwrap_or("?"),
+        r["layers"],
+        r["hidden"],
+        r["heads"],
+        r["vocab"],
+        r["steps"],
+        r["padded_tokens"],
+        r["lr"],
+        r["clip_norm"],
+        r["dropout"],
+        r["threads"],
+        r["device"].as_str().unwrap_or("?"),
+    );
+    for who in ["crossling", "pytorch"] {
+        let m = &r[who];
+        let s = m["seconds"].as_f64().unwrap_or(f64::NAN);
+        println!(
+            "  {who:<10}{s:>8.3} s  {:>7.1} pairs/s  {:>8.0} tokens/s  (best step {:>7.1} pairs/s)  {:.1} s CPU",
+            pairs / s,
+            tokens / s,
+            m["best_step_pairs_per_s"].as_f64().unwrap_or(f64::NAN),
+            m["cpu_seconds"].as_f64().unwrap_or(f64::NAN),
+        );
+    }
+    println!(
+        "  ratio (crossling / pytorch): {:.2} (best steps: {:.2})",
+        r["ratio"].as_f64().unwrap_or(f64::NAN),
+        r["ratio_best_step"].as_f64().unwrap_or(f64::NAN)
+    );
+    let (ours, theirs) = (&r["crossling"], &r["pytorch"]);
+    println!(
+        "  mean loss of the timed steps (dropout on): crossling {:.4}, pytorch {:.4}; trainable parameters {} / {}",
+        mean(&floats(&ours["losses"])),
+        mean(&floats(&theirs["losses"])),
+        ours["trainable_parameters"],
+        theirs["trainable_parameters"]
+    );
+    let column = |side: &Value, key: &str| floats(&side[key]);
+    let (ol, on, tl, tn) = (
+        column(ours, "check_losses"),
+        column(ours, "check_grad_norms"),
+        column(theirs, "check_losses"),
+        column(theirs, "check_grad_norms"),
+    );
+    let (dl, dn) = (floats(&r["check_loss_abs_difference"]), floats(&r["check_grad_norm_rel_difference"]));
+    for i in 0..ol.len().min(tl.len()).min(on.len()).min(tn.len()) {
+        println!(
+            "  check step {} (dropout off): loss {:.6} / {:.6} (|Δ| {:.1e}), grad norm {:.5} / {:.5} (rel. Δ {:.1e})",
+            i + 1,
+            ol[i],
+            tl[i],
+            dl[i],
+            on[i],
+            tn[i],
+            dn[i]
+        );
+    }
+    if dl.iter().any(|d| *d > 1e-4) {
+        eprintln!("warning: the check losses differ by more than 1e-4: the two sides do not compute the same thing");
+    }
 }

@@ -217,9 +217,9 @@ fn heldout_loss(m: &Model, dim: usize, sentences: &[Vec<u32>], window: usize, no
 }
 
 /// Dictionary pairs as (source row, candidate row): source words of the first language, candidates of the second.
-struct Retrieval<'a> {
-    src_words: &'a [u32],
-    cand_words: &'a [u32],
+struct Retrieval {
+    src_words: Vec<u32>,
+    cand_words: Vec<u32>,
     /// All of MUSE `src-tgt`, and its train / test splits, as (source row, candidate row).
     all: Vec<(i64, i64)>,
     train: Vec<(i64, i64)>,
@@ -262,7 +262,7 @@ fn overlap(a: &[Vec<i64>], b: &[Vec<i64>]) -> f64 {
 
 /// Joint-space retrieval and Procrustes BLI of one model.
 fn retrieval(m: &Model, r: &Retrieval, dim: usize) -> Result<Value> {
-    let (src, cand) = (gather(m, r.src_words, dim), gather(m, r.cand_words, dim));
+    let (src, cand) = (gather(m, &r.src_words, dim), gather(m, &r.cand_words, dim));
     let joint = word_retrieval::mrr(&src, &cand, &r.all)?;
     // Orthogonal Procrustes on unit vectors (the project's `analysis::procrustes`).
     let (su, cu) = (unit_rows(&src), unit_rows(&cand));
@@ -279,6 +279,215 @@ fn retrieval(m: &Model, r: &Retrieval, dim: usize) -> Result<Value> {
 /// Most frequent source-language words whose neighbour lists are compared, and the neighbours per word.
 const NN_WORDS: usize = 1000;
 const NN_K: i64 = 10;
+
+/// The training sentences as a [`Corpus`], which of its words occur in each language, and the held-out sentences.
+struct Data {
+    corpus: Corpus,
+    /// `in_lang[l][id]`: word `id` occurs in a training sentence of language `l`.
+    in_lang: [Vec<bool>; 2],
+    /// Held-out sentences as word ids (words outside the vocabulary dropped; at least two words each).
+    held: Vec<Vec<u32>>,
+    /// Tokens read per language.
+    lang_tokens: Vec<usize>,
+    read_seconds: f64,
+}
+
+/// Step 1: sentences of both languages, shuffled with the seed, every `1 / heldout`-th held out.
+fn read_data(a: &BenchWord2vecArgs, catalog: &Catalog, roots: &DataRoots, say: &dyn Fn(String)) -> Result<Data> {
+    let t0 = Instant::now();
+    let mut all: Vec<(usize, Vec<String>)> = Vec::new();
+    let mut lang_tokens = Vec::new();
+    for (l, lang) in a.langs.iter().enumerate() {
+        say(format!("reading {} tokens of '{lang}' …", a.tokens_per_lang));
+        let (s, n) = read_lang(catalog, roots, lang, a.tokens_per_lang)?;
+        lang_tokens.push(n);
+        all.extend(s.into_iter().map(|s| (l, s)));
+    }
+    let mut rng = SplitMix64::new(a.seed);
+    for i in (1..all.len()).rev() {
+        all.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let every = if a.heldout > 0.0 { (1.0 / a.heldout).round() as usize } else { usize::MAX };
+    let (mut train_text, mut held_text) = (Vec::new(), Vec::new());
+    for (i, s) in all.into_iter().enumerate() {
+        if every != usize::MAX && i % every == every - 1 {
+            held_text.push(s.1);
+        } else {
+            train_text.push(s);
+        }
+    }
+    let corpus = Corpus::from_sentences(train_text.iter().map(|(_, s)| s.iter()), a.min_count)?;
+    let read_seconds = t0.elapsed().as_secs_f64();
+    let mut in_lang = [vec![false; corpus.vocab.len()], vec![false; corpus.vocab.len()]];
+    for (l, s) in &train_text {
+        for w in s {
+            if let Some(id) = corpus.vocab.id(w) {
+                in_lang[*l][id as usize] = true;
+            }
+        }
+    }
+    let held = held_text
+        .iter()
+        .map(|s| s.iter().filter_map(|w| corpus.vocab.id(w)).collect::<Vec<_>>())
+        .filter(|s| s.len() > 1)
+        .collect();
+    Ok(Data { corpus, in_lang, held, lang_tokens, read_seconds })
+}
+
+/// The corpus as gensim reads it: one sentence of space-separated words per line.
+fn write_corpus(corpus: &Corpus, path: &std::path::Path) -> Result<()> {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for s in corpus.sentences() {
+        let line: Vec<&str> = s.iter().map(|&i| corpus.vocab.word(i)).collect();
+        writeln!(f, "{}", line.join(" "))?;
+    }
+    f.flush()?;
+    Ok(())
+}
+
+/// Step 2: crossling's word2vec; its vectors and its timing report.
+fn run_crossling(a: &BenchWord2vecArgs, corpus: &Corpus, arch: Arch, threads: usize) -> Result<(Model, Value)> {
+    let cfg = Word2VecConfig {
+        arch,
+        dim: a.dim,
+        window: a.window,
+        negative: a.negative,
+        sample: a.sample,
+        epochs: a.epochs,
+        alpha: a.alpha,
+        min_alpha: a.min_alpha,
+        threads,
+        seed: a.seed,
+    };
+    let cpu0 = cpu_seconds();
+    let ours = word2vec::train_model(corpus, &cfg, !a.json)?;
+    let cpu = cpu_seconds() - cpu0;
+    let r = &ours.report;
+    let model = Model { name: "crossling".into(), input: ours.input().to_dense(), output: ours.output().to_dense() };
+    let side = json!({
+        "name": "crossling", "seconds": r.seconds, "cpu_seconds": cpu, "raw_words": r.raw_words,
+        "effective_words": r.effective_words, "words_per_s": r.words_per_s,
+        "effective_words_per_s": r.effective_words_per_s, "epoch_losses": r.epoch_losses,
+    });
+    Ok((model, side))
+}
+
+/// Step 3: gensim in input mode `mode` on the corpus file; its vectors (in the corpus's vocabulary order) and its
+/// report, with the ratio of its seconds to `our_seconds`.
+#[allow(clippy::too_many_arguments)]
+fn run_gensim(
+    a: &BenchWord2vecArgs,
+    corpus: &Corpus,
+    corpus_path: &std::path::Path,
+    dir: &std::path::Path,
+    mode: &str,
+    arch: Arch,
+    threads: usize,
+    our_seconds: f64,
+) -> Result<(Model, Value)> {
+    let python = a
+        .python
+        .clone()
+        .or_else(|| std::env::var_os("CROSSLING_PYTHON").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
+    let prefix = dir.join(format!("gensim-{mode}"));
+    let mut args: Vec<String> = vec![corpus_path.display().to_string(), prefix.display().to_string()];
+    for (flag, v) in [
+        ("--mode", mode.to_string()),
+        ("--sg", u8::from(arch == Arch::SkipGram).to_string()),
+        ("--dim", a.dim.to_string()),
+        ("--window", a.window.to_string()),
+        ("--negative", a.negative.to_string()),
+        ("--sample", a.sample.to_string()),
+        ("--min-count", a.min_count.to_string()),
+        ("--epochs", a.epochs.to_string()),
+        ("--alpha", a.alpha.to_string()),
+        ("--min-alpha", a.min_alpha.to_string()),
+        ("--workers", threads.to_string()),
+        ("--seed", a.seed.to_string()),
+    ] {
+        args.push(flag.into());
+        args.push(v);
+    }
+    let mut rep = run_reference(&python, &script("bench_word2vec.py"), &args)?;
+    let input = WordVectors::load(&prefix.with_extension("in.safetensors"))?;
+    let output = WordVectors::load(&prefix.with_extension("out.safetensors"))?;
+    if input.len() != corpus.vocab.len() {
+        bail!("gensim kept {} words, crossling {}: the vocabularies differ", input.len(), corpus.vocab.len());
+    }
+    let name = format!("gensim {mode}");
+    let vocab_words = corpus.vocab.words();
+    let model = Model {
+        name: name.clone(),
+        input: rows_in_order(&input, vocab_words, &name)?,
+        output: rows_in_order(&output, vocab_words, &name)?,
+    };
+    let secs = rep["seconds"].as_f64().context("reference JSON lacks seconds")?;
+    rep["name"] = json!(name);
+    rep["ratio"] = json!(secs / our_seconds);
+    Ok((model, rep))
+}
+
+/// The MUSE pairs of `--langs` as rows of the source words (of the first language) and candidates (of the second).
+fn muse_retrieval(a: &BenchWord2vecArgs, catalog: &Catalog, roots: &DataRoots, data: &Data) -> Result<Retrieval> {
+    let corpus = &data.corpus;
+    let pair = format!("{}-{}", a.langs[0], a.langs[1]);
+    let (split, _) = muse_split(catalog, roots, &pair)?;
+    let muse_file = catalog
+        .get("muse")?
+        .files
+        .iter()
+        .find(|f| f.path == format!("dict/muse/{pair}.dict"))
+        .context("no MUSE file")?
+        .clone();
+    let muse_path = roots.resolve(&muse_file)?;
+    let full = read_muse(&muse_path, layout_for(&muse_path))?;
+    let in_lang = |l: usize| (0..corpus.vocab.len() as u32).filter(|&i| data.in_lang[l][i as usize]).collect();
+    let (src_words, cand_words): (Vec<u32>, Vec<u32>) = (in_lang(0), in_lang(1));
+    let src_row: HashMap<u32, i64> = src_words.iter().enumerate().map(|(r, &i)| (i, r as i64)).collect();
+    let cand_row: HashMap<u32, i64> = cand_words.iter().enumerate().map(|(r, &i)| (i, r as i64)).collect();
+    let rows = |pairs: &[crossling::data::formats::muse::DictPair]| -> Vec<(i64, i64)> {
+        let mut seen = HashSet::new();
+        pairs
+            .iter()
+            .filter(|p| p.src != p.tgt)
+            .filter_map(|p| {
+                let s = src_row.get(&corpus.vocab.id(&p.src)?)?;
+                let t = cand_row.get(&corpus.vocab.id(&p.tgt)?)?;
+                seen.insert((*s, *t)).then_some((*s, *t))
+            })
+            .collect()
+    };
+    let (all, train, test) = (rows(&full), rows(&split.train), rows(&split.test));
+    if train.len() < a.dim || test.is_empty() {
+        bail!("too few MUSE pairs in the vocabulary ({} train, {} test): read more tokens", train.len(), test.len());
+    }
+    Ok(Retrieval { src_words, cand_words, all, train, test })
+}
+
+/// Step 4: the quality of every model by the same code, and the neighbour overlap of every two models.
+fn quality(a: &BenchWord2vecArgs, data: &Data, ret: &Retrieval, models: &[Model]) -> Result<(Vec<Value>, Vec<Value>)> {
+    let noise_sampler = NoiseSampler::new(data.corpus.vocab.counts(), 0.75)?;
+    let mut nrng = crossling::wordvec::sampling::Rng::new(a.seed, 77);
+    let noise: Vec<u32> = (0..1 << 20).map(|_| noise_sampler.sample(nrng.next_u64())).collect();
+    let mut quality = Vec::new();
+    let mut nn = Vec::new();
+    for m in models {
+        let loss = heldout_loss(m, a.dim, &data.held, a.window, &noise, a.negative);
+        let mut q = retrieval(m, ret, a.dim)?;
+        q["name"] = json!(m.name);
+        q["heldout_loss"] = json!(loss);
+        quality.push(q);
+        nn.push(neighbours(m, &ret.src_words, NN_WORDS, NN_K, a.dim)?);
+    }
+    let mut overlaps = Vec::new();
+    for i in 0..models.len() {
+        for j in i + 1..models.len() {
+            overlaps.push(json!({ "a": models[i].name, "b": models[j].name, "overlap": overlap(&nn[i], &nn[j]) }));
+        }
+    }
+    Ok((quality, overlaps))
+}
 
 pub fn run(a: BenchWord2vecArgs) -> Result<()> {
     let arch = match a.arch.as_str() {
@@ -304,214 +513,48 @@ pub fn run(a: BenchWord2vecArgs) -> Result<()> {
             eprintln!("{m}");
         }
     };
-
-    // 1. Sentences of both languages, shuffled, split into training and held-out.
     let catalog = Catalog::load_default()?;
     let roots = DataRoots::from_env();
-    let t0 = Instant::now();
-    let mut all: Vec<(usize, Vec<String>)> = Vec::new();
-    let mut lang_tokens = Vec::new();
-    for (l, lang) in a.langs.iter().enumerate() {
-        say(format!("reading {} tokens of '{lang}' …", a.tokens_per_lang));
-        let (s, n) = read_lang(&catalog, &roots, lang, a.tokens_per_lang)?;
-        lang_tokens.push(n);
-        all.extend(s.into_iter().map(|s| (l, s)));
-    }
-    let mut rng = SplitMix64::new(a.seed);
-    for i in (1..all.len()).rev() {
-        all.swap(i, rng.below(i as u64 + 1) as usize);
-    }
-    let every = if a.heldout > 0.0 { (1.0 / a.heldout).round() as usize } else { usize::MAX };
-    let (mut train_text, mut held_text) = (Vec::new(), Vec::new());
-    for (i, s) in all.into_iter().enumerate() {
-        if every != usize::MAX && i % every == every - 1 {
-            held_text.push(s.1);
-        } else {
-            train_text.push(s);
-        }
-    }
-    let corpus = Corpus::from_sentences(train_text.iter().map(|(_, s)| s.iter()), a.min_count)?;
-    let read_seconds = t0.elapsed().as_secs_f64();
-    // Words seen in each language's training sentences (after min count).
-    let mut in_lang = [vec![false; corpus.vocab.len()], vec![false; corpus.vocab.len()]];
-    for (l, s) in &train_text {
-        for w in s {
-            if let Some(id) = corpus.vocab.id(w) {
-                in_lang[*l][id as usize] = true;
-            }
-        }
-    }
-    drop(train_text);
-    let held: Vec<Vec<u32>> = held_text
-        .iter()
-        .map(|s| s.iter().filter_map(|w| corpus.vocab.id(w)).collect::<Vec<_>>())
-        .filter(|s| s.len() > 1)
-        .collect();
-    let held_tokens: usize = held.iter().map(Vec::len).sum();
+    let data = read_data(&a, &catalog, &roots, &say)?;
+    let corpus = &data.corpus;
+    let held_tokens: usize = data.held.iter().map(Vec::len).sum();
     let dir = tempfile_dir()?;
     let corpus_path = dir.join("train.txt");
-    {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&corpus_path)?);
-        for s in corpus.sentences() {
-            let line: Vec<&str> = s.iter().map(|&i| corpus.vocab.word(i)).collect();
-            writeln!(f, "{}", line.join(" "))?;
-        }
-        f.flush()?;
-    }
+    write_corpus(corpus, &corpus_path)?;
     say(format!(
         "corpus: {} sentences, {} tokens, vocabulary {} (min count {}); held out {} sentences ({held_tokens} tokens); {:.1} s",
         corpus.n_sentences(),
         corpus.n_tokens(),
         corpus.vocab.len(),
         a.min_count,
-        held.len(),
-        read_seconds
+        data.held.len(),
+        data.read_seconds
     ));
 
-    // 2. crossling.
-    let cfg = Word2VecConfig {
-        arch,
-        dim: a.dim,
-        window: a.window,
-        negative: a.negative,
-        sample: a.sample,
-        epochs: a.epochs,
-        alpha: a.alpha,
-        min_alpha: a.min_alpha,
-        threads,
-        seed: a.seed,
-    };
     say(format!("crossling: training ({threads} threads) …"));
-    let cpu0 = cpu_seconds();
-    let ours = word2vec::train_model(&corpus, &cfg, !a.json)?;
-    let our_cpu = cpu_seconds() - cpu0;
-    let r = &ours.report;
-    let vocab_words = corpus.vocab.words();
-    let mut models =
-        vec![Model { name: "crossling".into(), input: ours.input().to_dense(), output: ours.output().to_dense() }];
-    let mut sides = vec![json!({
-        "name": "crossling", "seconds": r.seconds, "cpu_seconds": our_cpu, "raw_words": r.raw_words,
-        "effective_words": r.effective_words, "words_per_s": r.words_per_s,
-        "effective_words_per_s": r.effective_words_per_s, "epoch_losses": r.epoch_losses,
-    })];
-
-    // 3. gensim, each mode.
+    let (model, side) = run_crossling(&a, corpus, arch, threads)?;
+    let our_seconds = side["seconds"].as_f64().unwrap_or(f64::NAN);
+    let (mut models, mut sides) = (vec![model], vec![side]);
     if !a.no_reference {
-        let python = a
-            .python
-            .clone()
-            .or_else(|| std::env::var_os("CROSSLING_PYTHON").map(PathBuf::from))
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
         for mode in &modes {
             say(format!("gensim ({mode}): training ({threads} threads) …"));
-            let prefix = dir.join(format!("gensim-{mode}"));
-            let mut args: Vec<String> = vec![corpus_path.display().to_string(), prefix.display().to_string()];
-            for (flag, v) in [
-                ("--mode", mode.to_string()),
-                ("--sg", u8::from(arch == Arch::SkipGram).to_string()),
-                ("--dim", a.dim.to_string()),
-                ("--window", a.window.to_string()),
-                ("--negative", a.negative.to_string()),
-                ("--sample", a.sample.to_string()),
-                ("--min-count", a.min_count.to_string()),
-                ("--epochs", a.epochs.to_string()),
-                ("--alpha", a.alpha.to_string()),
-                ("--min-alpha", a.min_alpha.to_string()),
-                ("--workers", threads.to_string()),
-                ("--seed", a.seed.to_string()),
-            ] {
-                args.push(flag.into());
-                args.push(v);
-            }
-            let mut rep = run_reference(&python, &script("bench_word2vec.py"), &args)?;
-            let input = WordVectors::load(&prefix.with_extension("in.safetensors"))?;
-            let output = WordVectors::load(&prefix.with_extension("out.safetensors"))?;
-            if input.len() != corpus.vocab.len() {
-                bail!("gensim kept {} words, crossling {}: the vocabularies differ", input.len(), corpus.vocab.len());
-            }
-            let name = format!("gensim {mode}");
-            models.push(Model {
-                name: name.clone(),
-                input: rows_in_order(&input, vocab_words, &name)?,
-                output: rows_in_order(&output, vocab_words, &name)?,
-            });
-            let secs = rep["seconds"].as_f64().context("reference JSON lacks seconds")?;
-            rep["name"] = json!(name);
-            rep["ratio"] = json!(secs / r.seconds);
-            sides.push(rep);
+            let (model, side) = run_gensim(&a, corpus, &corpus_path, &dir, mode, arch, threads, our_seconds)?;
+            models.push(model);
+            sides.push(side);
         }
     }
 
-    // 4. Quality of every model, by the same code.
     say("quality: held-out loss, word retrieval, Procrustes BLI …".into());
-    let noise_sampler = NoiseSampler::new(corpus.vocab.counts(), 0.75)?;
-    let mut nrng = crossling::wordvec::sampling::Rng::new(a.seed, 77);
-    let noise: Vec<u32> = (0..1 << 20).map(|_| noise_sampler.sample(nrng.next_u64())).collect();
-    let pair = format!("{}-{}", a.langs[0], a.langs[1]);
-    let (split, _) = muse_split(&catalog, &roots, &pair)?;
-    let muse_file = catalog
-        .get("muse")?
-        .files
-        .iter()
-        .find(|f| f.path == format!("dict/muse/{pair}.dict"))
-        .context("no MUSE file")?
-        .clone();
-    let muse_path = roots.resolve(&muse_file)?;
-    let full = read_muse(&muse_path, layout_for(&muse_path))?;
-    let src_words: Vec<u32> = (0..corpus.vocab.len() as u32).filter(|&i| in_lang[0][i as usize]).collect();
-    let cand_words: Vec<u32> = (0..corpus.vocab.len() as u32).filter(|&i| in_lang[1][i as usize]).collect();
-    let src_row: HashMap<u32, i64> = src_words.iter().enumerate().map(|(r, &i)| (i, r as i64)).collect();
-    let cand_row: HashMap<u32, i64> = cand_words.iter().enumerate().map(|(r, &i)| (i, r as i64)).collect();
-    let rows = |pairs: &[crossling::data::formats::muse::DictPair]| -> Vec<(i64, i64)> {
-        let mut seen = HashSet::new();
-        pairs
-            .iter()
-            .filter(|p| p.src != p.tgt)
-            .filter_map(|p| {
-                let s = src_row.get(&corpus.vocab.id(&p.src)?)?;
-                let t = cand_row.get(&corpus.vocab.id(&p.tgt)?)?;
-                seen.insert((*s, *t)).then_some((*s, *t))
-            })
-            .collect()
-    };
-    let ret = Retrieval {
-        src_words: &src_words,
-        cand_words: &cand_words,
-        all: rows(&full),
-        train: rows(&split.train),
-        test: rows(&split.test),
-    };
-    if ret.train.len() < a.dim || ret.test.is_empty() {
-        bail!(
-            "too few MUSE pairs in the vocabulary ({} train, {} test): read more tokens",
-            ret.train.len(),
-            ret.test.len()
-        );
-    }
-    let mut quality = Vec::new();
-    let mut nn = Vec::new();
-    for m in &models {
-        let loss = heldout_loss(m, a.dim, &held, a.window, &noise, a.negative);
-        let mut q = retrieval(m, &ret, a.dim)?;
-        q["name"] = json!(m.name);
-        q["heldout_loss"] = json!(loss);
-        quality.push(q);
-        nn.push(neighbours(m, &src_words, NN_WORDS, NN_K, a.dim)?);
-    }
-    let mut overlaps = Vec::new();
-    for i in 0..models.len() {
-        for j in i + 1..models.len() {
-            overlaps.push(json!({ "a": models[i].name, "b": models[j].name, "overlap": overlap(&nn[i], &nn[j]) }));
-        }
-    }
+    let ret = muse_retrieval(&a, &catalog, &roots, &data)?;
+    let (quality, overlaps) = quality(&a, &data, &ret, &models)?;
     let report = json!({
         "bench": "word2vec", "arch": a.arch, "dim": a.dim, "window": a.window, "negative": a.negative,
         "sample": a.sample, "min_count": a.min_count, "epochs": a.epochs, "alpha": a.alpha, "min_alpha": a.min_alpha,
-        "threads": threads, "seed": a.seed, "langs": a.langs, "tokens_read": lang_tokens,
+        "threads": threads, "seed": a.seed, "langs": a.langs, "tokens_read": data.lang_tokens,
         "sentences": corpus.n_sentences(), "tokens": corpus.n_tokens(), "vocab": corpus.vocab.len(),
-        "heldout_sentences": held.len(), "heldout_tokens": held_tokens, "read_seconds": read_seconds,
+        "heldout_sentences": data.held.len(), "heldout_tokens": held_tokens, "read_seconds": data.read_seconds,
         "runs": sides, "quality": quality, "neighbour_overlap": overlaps,
-        "neighbour_overlap_words": NN_WORDS.min(src_words.len()), "neighbour_overlap_k": NN_K,
+        "neighbour_overlap_words": NN_WORDS.min(ret.src_words.len()), "neighbour_overlap_k": NN_K,
     });
     if a.keep {
         say(format!("kept {}", dir.display()));
