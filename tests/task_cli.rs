@@ -304,7 +304,7 @@ fn frozen_nli_reads_a_model_or_static_vectors_of_its_tokens() {
     assert!(out.contains("XNLI dev fr: 0.") && out.contains("% of tokens with a vector"), "{out}");
 
     let refusals: [(&[&str], &str); 4] = [
-        (&["--langs", "de"], "does not read 'de' (it reads en, fr)"),
+        (&["--langs", "de"], "has no language 'de' (its languages: en, fr)"),
         (&["--langs", "fr,xx"], "no XNLI dev set for language 'xx'"),
         (&["--epochs", "0"], "epochs"),
         (&["--vectors", "/nonexistent.vec"], "nonexistent.vec"),

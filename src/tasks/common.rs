@@ -23,9 +23,9 @@ pub fn model_languages(model: &LoadedModel) -> Option<Vec<String>> {
     langs.filter(|l| !l.is_empty())
 }
 
-/// The checks every transfer task makes before reading data: `freeze_layers` fits the model, `langs` is not empty,
-/// `has_eval_data(lang)` accepts each language, and the model reads English (the training language) and each of
-/// them. `task` names the task in messages.
+/// The checks every transfer task makes before reading data: `freeze_layers` fits the model, then
+/// [`check_eval_languages`] with the languages the model reads ([`model_languages`]). `task` names the task in
+/// messages.
 pub fn check_languages(
     model: &LoadedModel,
     langs: &[String],
@@ -39,18 +39,32 @@ pub fn check_languages(
             model.config.layers
         )));
     }
+    let reader = format!("model {}", model.source.path.display());
+    check_eval_languages(&reader, model_languages(model).as_deref(), langs, task, has_eval_data)
+}
+
+/// The language checks of every transfer task, on a model or on static vectors alike: `langs` is not empty,
+/// `has_eval_data(lang)` accepts each language, and a representation that reads the languages `reads` (`None`: any)
+/// reads English (the training language) and each of them. `reader` names the representation in messages
+/// (`model PATH`), `task` the task.
+pub fn check_eval_languages(
+    reader: &str,
+    reads: Option<&[String]>,
+    langs: &[String],
+    task: &str,
+    has_eval_data: impl Fn(&str) -> Result<()>,
+) -> Result<()> {
     if langs.is_empty() {
         return Err(Error::Invalid("no evaluation languages given".into()));
     }
     for l in langs {
         has_eval_data(l)?;
     }
-    if let Some(known) = model_languages(model) {
+    if let Some(known) = reads {
         let needed = std::iter::once(TRAIN_LANG).chain(langs.iter().map(String::as_str));
         if let Some(l) = needed.into_iter().find(|l| !known.iter().any(|k| k == l)) {
             return Err(Error::Invalid(format!(
-                "model {} has no language '{l}' (its languages: {}){}",
-                model.source.path.display(),
+                "{reader} has no language '{l}' (its languages: {}){}",
                 known.join(", "),
                 if l == TRAIN_LANG { format!("; {task} fine-tunes on English") } else { String::new() }
             )));
@@ -92,5 +106,33 @@ impl ModelInfo {
             languages: model_languages(loaded),
             stack: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn evaluation_languages_are_checked_against_the_data_and_the_reader() {
+        let reads = strings(&["en", "fr"]);
+        let has = |l: &str| if l == "xx" { Err(Error::Invalid("no data for xx".into())) } else { Ok(()) };
+        let check = |reads: Option<&[String]>, langs: &[&str]| {
+            check_eval_languages("model m", reads, &strings(langs), "NLI", has).map_err(|e| e.to_string())
+        };
+        assert!(check(Some(&reads), &["fr"]).is_ok());
+        assert!(check(None, &["de", "zh"]).is_ok());
+        assert_eq!(check(Some(&reads), &[]).unwrap_err(), "no evaluation languages given");
+        assert!(check(Some(&reads), &["fr", "xx"]).unwrap_err().contains("no data for xx"));
+        assert!(check(Some(&reads), &["de"])
+            .unwrap_err()
+            .contains("model m has no language 'de' (its languages: en, fr)"));
+        let french_only = strings(&["fr"]);
+        let e = check(Some(&french_only), &["fr"]).unwrap_err();
+        assert!(e.contains("has no language 'en'") && e.contains("NLI fine-tunes on English"), "{e}");
     }
 }

@@ -15,10 +15,11 @@ use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::ModelTokenizer;
 use crate::scale::Scale;
+use crate::tasks::common::{check_eval_languages, model_languages};
 use crate::tasks::frozen_nli::transfer::{run_frozen_nli, RepresentationInfo};
 use crate::tasks::frozen_nli::{Frozen, FrozenNliConfig};
 use crate::tasks::grid::GridRun;
-use crate::tasks::nli::transfer::{default_langs, load_nli_data, xnli_languages};
+use crate::tasks::nli::transfer::{default_langs, has_xnli, load_nli_data, xnli_languages};
 use crate::tasks::run::{
     cache_file, configured, json, read_cached, scores_line, write_cached, JsonMap, OpenModel, TaskContext, TaskOutcome,
 };
@@ -108,17 +109,12 @@ pub fn run_frozen_nli_task(ctx: &TaskContext, req: &FrozenNliRequest) -> Result<
     if langs.is_empty() {
         return Err(Error::Invalid(format!("{} reads none of the XNLI languages ({})", info.name, known.join(", "))));
     }
-    if let Some(l) = langs.iter().find(|l| !known.contains(l)) {
-        return Err(Error::Invalid(format!(
-            "no XNLI dev set for language '{l}' (the bundle has {})",
-            known.join(", ")
-        )));
-    }
-    if let Some(own) = frozen.tokenizer().languages() {
-        if let Some(l) = langs.iter().find(|l| !own.contains(l)) {
-            return Err(Error::Invalid(format!("{} does not read '{l}' (it reads {})", info.name, own.join(", "))));
-        }
-    }
+    let reads = match &frozen {
+        Frozen::Contextual(m) => model_languages(m),
+        Frozen::Static { tokenizer, .. } => tokenizer.languages().map(<[String]>::to_vec),
+    };
+    let reader = format!("{} {}", if info.kind == "static" { "static vectors" } else { "model" }, info.name);
+    check_eval_languages(&reader, reads.as_deref(), &langs, "frozen NLI", |l| has_xnli(l, &known))?;
     let what = serde_json::json!({ "config": json(&cfg)?, "langs": langs, "device": req.compute.device_name(),
                                    "revision": FROZEN_NLI_REVISION });
     let cache = cache_file(ctx.models_dir, &info.source, TASK, &what);

@@ -103,13 +103,16 @@ pub fn default_langs(model: &LoadedModel, xnli_langs: &[String]) -> Vec<String> 
 /// can read English and each of them.
 pub fn check_setup(model: &LoadedModel, langs: &[String], xnli_langs: &[String], cfg: &NliConfig) -> Result<()> {
     cfg.validate()?;
-    check_languages(model, langs, cfg.finetune.freeze_layers, "NLI", |l| {
-        if xnli_langs.iter().any(|x| x == l) {
-            Ok(())
-        } else {
-            Err(unknown_xnli(l, xnli_langs))
-        }
-    })
+    check_languages(model, langs, cfg.finetune.freeze_layers, "NLI", |l| has_xnli(l, xnli_langs))
+}
+
+/// `Ok` when the XNLI bundle (languages `xnli_langs`) has a dev set for `lang`.
+pub fn has_xnli(lang: &str, xnli_langs: &[String]) -> Result<()> {
+    if xnli_langs.iter().any(|x| x == lang) {
+        Ok(())
+    } else {
+        Err(unknown_xnli(lang, xnli_langs))
+    }
 }
 
 /// `[CLS] premise [SEP] hypothesis [SEP]` ids of language `lang`, cut longest-first to `max_len` (≥ 3) tokens;
