@@ -12,29 +12,58 @@ use crossling::script::render::render_record;
 use crossling::script::runner::{run_script, RunOptions};
 use crossling::Scale;
 
-/// Options shared by `figure` and `run`.
+/// What to run at which scale, device and seeds, and where the records go: shared by `figure`, `run` and `plan`.
 #[derive(Args)]
-pub struct RunArgs {
+pub struct RunTarget {
     /// smoke (seconds, for tests), cpu (default; 2 cores) or paper (the studies' shapes; GPUs).
     #[arg(long, value_enum, default_value_t = Scale::Cpu)]
-    scale: Scale,
+    pub scale: Scale,
     /// cpu, cuda or cuda:N.
     #[arg(long, default_value = "cpu")]
-    device: String,
+    pub device: String,
     /// The seed every random choice derives from.
     #[arg(long, default_value_t = 0)]
-    seed: u64,
+    pub seed: u64,
     /// Repeat the whole figure over N seeds (SEED, SEED+1, …; models trained and cached per seed): the record's
     /// scores give the mean, standard deviation, per-seed values and an interval over seeds.
     #[arg(long, default_value_t = 1)]
-    seeds: usize,
+    pub seeds: usize,
+    /// Outputs folder (default for `figure` and `plan`: the project's figures/ at cpu scale, figures/paper/ at paper
+    /// scale, out/smoke/ at smoke scale; ./outputs for `run`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+impl RunTarget {
+    /// The outputs folder of a figure run (`--out`, or the scale's default), absolute.
+    pub fn figure_out(&self) -> Result<PathBuf> {
+        let out = self.out.clone().unwrap_or_else(|| default_figure_dir(self.scale));
+        Ok(if out.is_absolute() { out } else { std::env::current_dir()?.join(out) })
+    }
+
+    /// The plan of figures `ids` at this target, their records going to `out_dir`.
+    pub fn plan_request(&self, ids: &[String], out_dir: PathBuf) -> crossling::grid::plan::PlanRequest {
+        crossling::grid::plan::PlanRequest {
+            figures: ids.to_vec(),
+            scale: self.scale,
+            device: self.device.clone(),
+            seed: self.seed,
+            seeds: self.seeds,
+            models_dir: crossling::train::zoo::models_root(),
+            out_dir,
+            scripts_dir: figures::scripts_dir(),
+        }
+    }
+}
+
+/// Options shared by `figure` and `run`.
+#[derive(Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    target: RunTarget,
     /// Retrain and re-extract instead of using cached models.
     #[arg(long)]
     fresh: bool,
-    /// Outputs folder (default for `figure`: the project's figures/ at cpu scale, figures/paper/ at paper scale,
-    /// out/smoke/ at smoke scale; ./outputs for `run`).
-    #[arg(long)]
-    out: Option<PathBuf>,
     /// Replace a record of another scale in the outputs folder (refused otherwise).
     #[arg(long)]
     force: bool,
@@ -42,6 +71,15 @@ pub struct RunArgs {
     /// repeatable.
     #[arg(long = "model")]
     models: Vec<String>,
+}
+
+/// Figure ids as given, `all` expanded to every figure with a script.
+pub fn figure_ids(ids: &[String]) -> Vec<String> {
+    if ids == ["all"] {
+        figures::runnable(&figures::scripts_dir()).iter().map(|f| f.id.to_string()).collect()
+    } else {
+        ids.to_vec()
+    }
 }
 
 #[derive(Args)]
@@ -99,15 +137,16 @@ fn options(a: &RunArgs, default_out: PathBuf) -> Result<RunOptions> {
             _ => bail!("--model expects NAME=DIR, got '{m}'"),
         }
     }
+    let t = &a.target;
     Ok(RunOptions {
-        scale: a.scale,
-        seed: a.seed,
-        compute: Compute::resolve(&a.device, Precision::Auto)?,
+        scale: t.scale,
+        seed: t.seed,
+        compute: Compute::resolve(&t.device, Precision::Auto)?,
         fresh: a.fresh,
-        out_dir: a.out.clone().unwrap_or(default_out),
+        out_dir: t.out.clone().unwrap_or(default_out),
         scripts_dir: figures::scripts_dir(),
         given_models: given,
-        seeds: a.seeds,
+        seeds: t.seeds,
         force: a.force,
         models_dir: crossling::train::zoo::models_root(),
     })
@@ -135,12 +174,8 @@ pub fn figure(a: FigureArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let ids: Vec<String> = if a.ids == ["all"] {
-        figures::runnable(&scripts).iter().map(|f| f.id.to_string()).collect()
-    } else {
-        a.ids.clone()
-    };
-    let opts = options(&a.run, default_figure_dir(a.run.scale))?;
+    let ids = figure_ids(&a.ids);
+    let opts = options(&a.run, default_figure_dir(a.run.target.scale))?;
     if a.workers > 1 {
         return with_workers(&ids, &a, &opts);
     }
@@ -161,12 +196,11 @@ pub fn figure(a: FigureArgs) -> Result<()> {
 /// `figure IDS --workers N`: plan the figures and run the plan with N one-thread workers (`crossling grid run`).
 fn with_workers(ids: &[String], a: &FigureArgs, opts: &RunOptions) -> Result<()> {
     use crossling::grid::local::{run_local, LocalOptions};
-    use crossling::grid::plan::{make_plan, PlanRequest};
+    use crossling::grid::plan::make_plan;
     if !opts.given_models.is_empty() || opts.fresh {
         bail!("--workers runs cached jobs: it takes neither --model nor --fresh");
     }
-    let out =
-        if opts.out_dir.is_absolute() { opts.out_dir.clone() } else { std::env::current_dir()?.join(&opts.out_dir) };
+    let out = a.run.target.figure_out()?;
     for id in ids {
         if opts.out_dir.join(format!("{id}.json")).is_file() && !opts.force {
             let old = FigureRecord::load(&opts.out_dir.join(format!("{id}.json")))?;
@@ -179,16 +213,7 @@ fn with_workers(ids: &[String], a: &FigureArgs, opts: &RunOptions) -> Result<()>
             }
         }
     }
-    let req = PlanRequest {
-        figures: ids.to_vec(),
-        scale: opts.scale,
-        device: a.run.device.clone(),
-        seed: opts.seed,
-        seeds: opts.seeds,
-        models_dir: opts.models_dir.clone(),
-        out_dir: out.clone(),
-        scripts_dir: opts.scripts_dir.clone(),
-    };
+    let req = a.run.target.plan_request(ids, out.clone());
     let logs = out.join("logs");
     std::fs::create_dir_all(&logs)?;
     let plan_path = logs.join(format!("plan-{}.json", ids.join("-")));

@@ -4,31 +4,19 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
-use crossling::figures;
 use crossling::grid::job::run_job;
 use crossling::grid::local::{run_local, LocalOptions};
-use crossling::grid::plan::{make_plan, JobSpec, Plan, PlanRequest};
+use crossling::grid::plan::{make_plan, JobSpec, Plan};
 use crossling::grid::slurm::{status_report, submit, write_levels, SlurmOptions};
-use crossling::Scale;
 
 #[derive(Args)]
 pub struct PlanArgs {
     /// Figure ids (fig7, table1, …) or `all`.
     #[arg(required = true)]
     ids: Vec<String>,
-    #[arg(long, value_enum, default_value_t = Scale::Cpu)]
-    scale: Scale,
-    /// cpu, cuda or cuda:N: where the jobs will run.
-    #[arg(long, default_value = "cpu")]
-    device: String,
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Plan the figures over N seeds (SEED, SEED+1, …).
-    #[arg(long, default_value_t = 1)]
-    seeds: usize,
-    /// Where the figure jobs write their records (default: as `crossling figure` at this scale).
-    #[arg(long)]
-    out: Option<PathBuf>,
+    /// Scale, device (where the jobs will run), seeds and where the figure jobs write their records.
+    #[command(flatten)]
+    target: super::figure::RunTarget,
     /// The plan file to write.
     #[arg(long, default_value = "plan.json")]
     plan: PathBuf,
@@ -99,26 +87,8 @@ fn absolute(p: &std::path::Path) -> Result<PathBuf> {
 
 /// `crossling plan …`.
 pub fn plan(a: PlanArgs) -> Result<()> {
-    let scripts = figures::scripts_dir();
-    let ids: Vec<String> = if a.ids == ["all"] {
-        figures::runnable(&scripts).iter().map(|f| f.id.to_string()).collect()
-    } else {
-        a.ids.clone()
-    };
-    let out = match a.out {
-        Some(o) => absolute(&o)?,
-        None => super::figure::default_figure_dir(a.scale),
-    };
-    let req = PlanRequest {
-        figures: ids,
-        scale: a.scale,
-        device: a.device,
-        seed: a.seed,
-        seeds: a.seeds,
-        models_dir: crossling::train::zoo::models_root(),
-        out_dir: out,
-        scripts_dir: scripts,
-    };
+    let ids = super::figure::figure_ids(&a.ids);
+    let req = a.target.plan_request(&ids, a.target.figure_out()?);
     let plan = make_plan(&req)?;
     let path = absolute(&a.plan)?;
     plan.save(&path)?;

@@ -20,6 +20,7 @@ use crate::device::Compute;
 use crate::error::{Error, Result};
 pub use crate::jobs::{Job, JobSpec, Recorder, SharedRecorder};
 use crate::scale::Scale;
+use crate::script::runner::RunOptions;
 
 /// Version of the plan file.
 pub const PLAN_FORMAT: u32 = 1;
@@ -112,6 +113,16 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
     }
     let compute = Compute::resolve(&req.device, crate::device::Precision::Auto)?;
     let gpu = compute.device.is_cuda();
+    // Planning runs use cached models (never `fresh`) and no given models; namespaces write nothing during a run
+    // (the runner writes the record after it), and planning never reaches the runner.
+    let opts = RunOptions {
+        seed: req.seed,
+        compute,
+        scripts_dir: req.scripts_dir.clone(),
+        seeds: req.seeds,
+        models_dir: req.models_dir.clone(),
+        ..RunOptions::figure(req.scale, req.out_dir.clone())
+    };
     let mut jobs: Vec<Job> = Vec::new();
     let mut figures = Vec::new();
     for id in &req.figures {
@@ -122,20 +133,7 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
         let recorder: SharedRecorder = Arc::new(Mutex::new(Recorder::default()));
         let mut stopped = Vec::new();
         for seed in (0..req.seeds as u64).map(|i| req.seed + i) {
-            let env = crate::script::ScriptEnv {
-                scale: req.scale,
-                seed,
-                compute,
-                figure: id.clone(),
-                // Namespaces write nothing during a run (the runner writes the record after it); planning never
-                // reaches the runner.
-                out_dir: req.out_dir.clone(),
-                scripts_dir: req.scripts_dir.clone(),
-                fresh: false,
-                models_dir: req.models_dir.clone(),
-                given_models: Default::default(),
-                log: crate::script::RunLog::quiet(),
-            };
+            let env = opts.env(id, seed, crate::script::RunLog::quiet());
             let session = crate::script::Session::new(env)?.planning(recorder.clone());
             if let Err(e) = crate::script::run_file(&session, &script) {
                 let pending = recorder.lock().map(|r| r.stopped_by_plan()).unwrap_or(true);

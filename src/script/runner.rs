@@ -51,6 +51,22 @@ impl RunOptions {
             models_dir: crate::train::zoo::models_root(),
         }
     }
+
+    /// The environment of one run of figure `id` at `seed` under these options, logging to `log`.
+    pub fn env(&self, id: &str, seed: u64, log: RunLog) -> ScriptEnv {
+        ScriptEnv {
+            scale: self.scale,
+            seed,
+            compute: self.compute,
+            figure: id.to_string(),
+            out_dir: self.out_dir.clone(),
+            scripts_dir: self.scripts_dir.clone(),
+            fresh: self.fresh,
+            models_dir: self.models_dir.clone(),
+            given_models: self.given_models.clone(),
+            log,
+        }
+    }
 }
 
 /// Runs `script` as figure `id` once per seed (`opts.seed`, `opts.seed + 1`, … `opts.seeds` of them); writes
@@ -153,18 +169,7 @@ fn refuse_other_scale(path: &Path, scale: Scale, force: bool) -> Result<()> {
 /// One run of `script` at `seed`: its record (models and data in the provenance, the rest filled by the caller)
 /// and its log lines.
 fn run_once(script: &Path, id: &str, opts: &RunOptions, seed: u64) -> (Result<FigureRecord>, Vec<String>) {
-    let env = ScriptEnv {
-        scale: opts.scale,
-        seed,
-        compute: opts.compute,
-        figure: id.to_string(),
-        out_dir: opts.out_dir.clone(),
-        scripts_dir: opts.scripts_dir.clone(),
-        fresh: opts.fresh,
-        models_dir: opts.models_dir.clone(),
-        given_models: opts.given_models.clone(),
-        log: RunLog::default(),
-    };
+    let env = opts.env(id, seed, RunLog::default());
     let session = match Session::new(env.clone()) {
         Ok(s) => s,
         Err(e) => return (Err(e), Vec::new()),
