@@ -13,8 +13,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::scale::Scale;
 use crate::train::run::RunConfig;
-/// Floating-point operations per second of one CPU thread in the cost model `6 · parameters · tokens`,
-/// calibrated on the `cpu` regime's 4 × 128 models (about 5,600 tokens/s on one thread; README, Speed).
+/// Floating-point operations per second of one CPU thread in the cost model `6 · parameters · tokens`: an estimate
+/// for planning, not a measurement. For the `cpu` regime's 4 × 128 models (about 1.8M parameters) it comes to about
+/// 5,500 tokens/s: below the training step's measured one-thread throughput (README, *Speed*, the emergence shape),
+/// close to a whole 1,500-step run with its corpus and tokenizer (README, *The cpu regime*).
 pub const CPU_THREAD_FLOPS: f64 = 6.0e10;
 
 /// What a job does.
@@ -149,8 +151,8 @@ pub fn pretrain_cost(cfg: &RunConfig) -> f64 {
 }
 
 /// Estimated one-thread seconds of a fine-tuning of `task` on a model of `params` parameters: the `cpu` scale's
-/// measured times on 4 × 128 models (NLI 11 min, parsing 6, NER 2; README, Table 1), scaled by the parameters
-/// (smoke: a few seconds).
+/// measured times on 4 × 128 models rounded to whole minutes (README, *Figures*, footnote 6 of table1), scaled
+/// by the parameters (smoke: a few seconds).
 pub fn task_cost(task: &str, scale: Scale, params: f64) -> f64 {
     let at_cpu = match task {
         "nli" => 660.0,
@@ -172,7 +174,7 @@ mod tests {
     fn costs_grow_with_the_model_and_the_budget() {
         let cfg = crate::train::presets::preset("default", "en-fr", Scale::Cpu).unwrap();
         let cpu = pretrain_cost(&cfg);
-        // 1,500 steps × 2,048 tokens at about 5,600 tokens/s: some ten minutes.
+        // 1,500 steps × 2,048 tokens at the cost model's rate (about 5,500 tokens/s here): some nine minutes.
         assert!((300.0..1500.0).contains(&cpu), "{cpu}");
         let mut longer = cfg.clone();
         longer.train.steps *= 2;

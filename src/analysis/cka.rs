@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 use tch::{Kind, Tensor};
 
 /// Most rows per chunk when cross products of f32 features are accumulated in f64 (the rows are split into
-/// `ceil(n / CHUNK_ROWS)` equal chunks: long chunks keep the matrix products efficient; 10,000 rows in one chunk
-/// took 2.9 s where two chunks of 5,000 took 3.4 s for a 9-layer 768-wide grid on 2 cores).
+/// `ceil(n / CHUNK_ROWS)` equal chunks: long chunks keep the matrix products efficient; one chunk of 10,000 rows beat
+/// two of 5,000 on a 9-layer 768-wide grid; measured: README, *Measurements behind design choices*).
 pub const CHUNK_ROWS: i64 = 16384;
 
 /// Which CKA.
@@ -113,9 +113,9 @@ fn prepare(x: &Tensor, kind: Kind, debiased: bool) -> Result<Prepared> {
     Ok(Prepared { centred, row_sq, self_sq, sq_norm })
 }
 
-/// `‖XᵀX‖²_F` from one product with the transposed view (BLAS reads the transpose in place: this took
-/// 0.058 s on one thread for 10,000 × 768 where a contiguous transposed copy took 0.078 s and the three distinct blocks of the
-/// symmetric product, from column halves, 0.133 s).
+/// `‖XᵀX‖²_F` from one product with the transposed view (BLAS reads the transpose in place: faster than a contiguous
+/// transposed copy or the three distinct blocks of the symmetric product from column halves; measured: README,
+/// *Measurements behind design choices*).
 /// # Shapes
 /// `x` [n, d] → scalar.
 fn self_product_sq(x: &Tensor) -> Result<f64> {

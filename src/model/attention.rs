@@ -3,9 +3,9 @@
 //! `Attention(Q, K, V) = softmax(Q Kᵀ / √d_head + M) V`, computed by libtorch's fused
 //! `scaled_dot_product_attention`. `M` is the key-padding mask, given to libtorch as a boolean `[batch, 1, 1, seq]`
 //! tensor (true = attend; padded keys get −∞, i.e. weight exactly 0). A boolean mask rather than an additive float
-//! one: libtorch's fused CPU kernel is faster with it (`crossling bench features`: 0.98 → 1.13 of transformers'
-//! speed on the same batches). Every sequence has at least one real token, so no softmax row is all −∞. HF names: `attention.self.{query,key,value}`, `attention.output.dense`,
-//! `attention.output.LayerNorm`.
+//! one: libtorch's fused CPU kernel is faster with it (`crossling bench features`, measured: README, *Measurements
+//! behind design choices*). Every sequence has at least one real token, so no softmax row is all −∞. HF names:
+//! `attention.self.{query,key,value}`, `attention.output.dense`, `attention.output.LayerNorm`.
 use tch::{nn, nn::Module, Tensor};
 
 use super::config::ModelConfig;

@@ -58,7 +58,8 @@ pub mod word_inputs;
 /// Checks that one seed gives one loss curve and another seed another.
 ///
 /// Bits are not compared: with tests running side by side, MKL may give a GEMM fewer threads
-/// (`MKL_DYNAMIC`) and sum in another order, which moves a loss by ~1e-6 (seen in CI).
+/// (`MKL_DYNAMIC`) and sum in another order, which moves a loss slightly (seen in CI; measured: README,
+/// *Measurements behind design choices*).
 #[cfg(test)]
 pub(crate) fn assert_seed_determines_curve(run: impl Fn(u64) -> Vec<f64>) {
     let gap = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);

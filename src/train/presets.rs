@@ -30,8 +30,8 @@
 //!
 //! Scales (`SCALE` of DESIGN.md; [`Pretraining::at`]): `smoke` — 2 layers × 32, 300 sentences, 4 steps: seconds, for
 //! tests; `cpu` — 4 layers × 128 × 4 heads, 100k sentences per language, 8k BPE per pair, 1,500 steps of 32 × 64
-//! tokens after 1,000 warm-up steps (3.1M tokens, about 10 minutes per model on one thread: the budget chosen from
-//! the `emergence` curves, README "The cpu regime"); `paper` — the
+//! tokens after 1,000 warm-up steps (3.1M tokens: the budget chosen from the `emergence` curves; its time per model
+//! in README, *The cpu regime*); `paper` — the
 //! study's architecture (8 layers, 768 wide, 12 heads, 256-token streams) with our step budget (100k steps of
 //! 32 × 256).
 //! The step budgets, learning rates and corpus caps of `cpu` and `paper` are this project's choices, not the
@@ -102,8 +102,8 @@ impl Pretraining {
         };
         match scale {
             Scale::Smoke => s(300, 400, 32, 4, 4, 2, 5e-4, 2, 1),
-            // The emergence curves' 4 × 128 regime stopped at its 1,500-step snapshot (3.1M tokens; README, "The cpu
-            // regime"): the budget at which fig7's eleven models train in about an hour on two cores.
+            // The emergence curves' 4 × 128 regime stopped at its 1,500-step snapshot (3.1M tokens; README, *The cpu
+            // regime*), chosen there for fig7's budget of 90 minutes on two cores.
             Scale::Cpu => s(100_000, 8_000, 64, 32, 1_500, 1_000, 1e-3, 500, 10),
             Scale::Paper => s(1_000_000, 64_000, 256, 32, 100_000, 10_000, 1e-4, 5_000, 20),
         }
@@ -149,20 +149,20 @@ pub fn parse_languages(spec: &str) -> Result<Vec<String>> {
 
 /// Character coverage of a joint pair vocabulary shared with a language of a rich character set: SentencePiece's
 /// documented value for Chinese and Japanese (Kudo & Richardson 2018; `character_coverage`). Without it the Chinese
-/// alphabet alone fills the `cpu` scale's 8,000 entries of an en–zh vocabulary (7,724 of 8,261 entries hold a CJK
-/// character) and English stays in single letters (4.47 tokens a word; 1.92 at this coverage).
+/// alphabet alone fills the `cpu` scale's 8,000 entries of an en–zh vocabulary and English stays in single letters
+/// (counts with and without it: README, *en–zh joint vocabularies*).
 pub const RICH_CHARSET_COVERAGE: f64 = 0.9995;
 
 /// Coverage of `extra-anchors`: its code-switched English carries the dictionary's Chinese words, so at
-/// [`RICH_CHARSET_COVERAGE`] the alphabet keeps about 750 more characters than `default`'s and English stays at 3.30
-/// tokens a word (`cpu`, en–zh). 0.999 gives it `default`'s share back: 6,989 CJK entries of 8,000 and 1.98 tokens
-/// a word, against `default`'s 6,804 and 1.92.
+/// [`RICH_CHARSET_COVERAGE`] the alphabet keeps more characters than `default`'s and English stays split finely
+/// (`cpu`, en–zh). 0.999 gives it about `default`'s share of Chinese entries and tokens a word back (README, *en–zh
+/// joint vocabularies*).
 pub const CODESWITCHED_RICH_CHARSET_COVERAGE: f64 = 0.999;
 
 /// The preset's `character_coverage`: for a joint vocabulary of a pair one of whose languages is Chinese or
 /// Japanese, [`RICH_CHARSET_COVERAGE`] ([`CODESWITCHED_RICH_CHARSET_COVERAGE`] with code-switching); else none
 /// (every character kept). `multilingual` keeps every character: its vocabulary is twice a pair's, and its English
-/// is split far less (18 tokens for a 13-word sentence, against 56 in the en–zh pair and 13 in en–fr).
+/// is split far less than in the en–zh pair (README, *en–zh joint vocabularies*).
 fn character_coverage(scheme: AnchorScheme, languages: &[String], codeswitched: bool) -> Option<f64> {
     let rich = languages.iter().map(|l| text_language(l)).any(|l| l == "zh" || l == "ja");
     let coverage = if codeswitched { CODESWITCHED_RICH_CHARSET_COVERAGE } else { RICH_CHARSET_COVERAGE };

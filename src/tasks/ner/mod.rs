@@ -18,9 +18,9 @@
 //! **Presets** ([`NerConfig::at`]): `paper` — batch 32, peak rate 3e-5 (the middle of Wu et al.'s grid
 //! {2e-5, 3e-5, 5e-5}), 10 epochs (the study's) over the 20,000 PAN-X English training sentences, dev and evaluation on all dev
 //! sentences; `cpu` — 5,000 training sentences, 3 epochs, peak rate 1e-3 for the project's small `cpu` models, 1,000
-//! English dev sentences, 2,000 evaluation sentences per language (measured on the 4 × 128 English `mono` model, one
-//! libtorch thread, release build: 115 s, PAN-X en dev F1 0.410, against 0.306 at 3e-4 for 2 epochs); `smoke` — 200
-//! sentences, 1 epoch, 50 dev and 100 evaluation sentences.
+//! English dev sentences, 2,000 evaluation sentences per language (higher PAN-X en dev F1 than 3e-4 for 2 epochs on
+//! the 4 × 128 English `mono` model; measured: README, *Zero-shot transfer*); `smoke` — 200 sentences, 1 epoch, 50 dev
+//! and 100 evaluation sentences.
 pub mod metrics;
 pub mod transfer;
 use serde::{Deserialize, Serialize};
