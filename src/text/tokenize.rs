@@ -34,9 +34,9 @@
 //! Richardson 2018): the alphabet keeps the most frequent characters of the training text (per BPE learnt: all
 //! languages for Joint) until they cover that fraction of its character occurrences, ties to the smaller character;
 //! the rest become `[UNK]` and no merge crosses them. Without it every character seen enters the alphabet, and a
-//! logographic script can fill a small joint vocabulary: 8,000 entries learnt on English + Chinese novels end as
-//! 8,261 (the alphabet alone passes the budget), 7,724 of them holding a Han character, and leave English as single
-//! letters (counted by [`crate::text::anchors`], as in `src/train/presets.rs` and the README).
+//! logographic script can fill a small joint vocabulary: on English + Chinese novels the alphabet alone passes an
+//! 8,000-entry budget, most entries hold a Han character and English is left as single letters (counted by
+//! [`crate::text::anchors`]; the counts in README, *en–zh joint vocabularies*).
 //!
 //! # Files ([`CrossTokenizer::save`])
 //! * `crossling-tokenizer.json` — always: the spec, the languages, the global vocabulary (id → string, prefixed
