@@ -66,7 +66,7 @@ pub fn check_eval_languages(
             return Err(Error::Invalid(format!(
                 "{reader} has no language '{l}' (its languages: {}){}",
                 known.join(", "),
-                if l == TRAIN_LANG { format!("; {task} fine-tunes on English") } else { String::new() }
+                if l == TRAIN_LANG { format!("; {task} trains on English") } else { String::new() }
             )));
         }
     }
@@ -133,6 +133,6 @@ mod tests {
             .contains("model m has no language 'de' (its languages: en, fr)"));
         let french_only = strings(&["fr"]);
         let e = check(Some(&french_only), &["fr"]).unwrap_err();
-        assert!(e.contains("has no language 'en'") && e.contains("NLI fine-tunes on English"), "{e}");
+        assert!(e.contains("has no language 'en'") && e.contains("NLI trains on English"), "{e}");
     }
 }

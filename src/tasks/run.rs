@@ -523,9 +523,16 @@ mod tests {
         ];
         for (ours, want) in pinned {
             assert_eq!(ours.to_string(), want);
-            // A pinned JSON reads back into the same config (flattened fields included).
         }
-        // Complete JSON reads back into the same config; an unknown field in it is an error.
+        // Complete JSON reads back into the same config (flattened fields included); an unknown field is an error.
+        for s in Scale::ALL {
+            let back = |v| serde_json::from_value::<NerConfig>(v).unwrap();
+            assert_eq!(back(json(&NerConfig::at(s)).unwrap()), NerConfig::at(s));
+            let back = |v| serde_json::from_value::<ParseConfig>(v).unwrap();
+            assert_eq!(back(json(&ParseConfig::at(s)).unwrap()), ParseConfig::at(s));
+            let back = |v| serde_json::from_value::<NliConfig>(v).unwrap();
+            assert_eq!(back(json(&NliConfig::at(s)).unwrap()), NliConfig::at(s));
+        }
         let mut full = json(&NliConfig::at(Scale::Cpu)).unwrap();
         assert_eq!(serde_json::from_value::<NliConfig>(full.clone()).unwrap(), NliConfig::at(Scale::Cpu));
         full.as_object_mut().unwrap().insert("lr_typo".into(), serde_json::json!(1));

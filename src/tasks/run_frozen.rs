@@ -114,7 +114,7 @@ pub fn run_frozen_nli_task(ctx: &TaskContext, req: &FrozenNliRequest) -> Result<
         Frozen::Static { tokenizer, .. } => tokenizer.languages().map(<[String]>::to_vec),
     };
     let reader = format!("{} {}", if info.kind == "static" { "static vectors" } else { "model" }, info.name);
-    check_eval_languages(&reader, reads.as_deref(), &langs, "frozen NLI", |l| has_xnli(l, &known))?;
+    check_eval_languages(&reader, reads.as_deref(), &langs, "the frozen-NLI classifier", |l| has_xnli(l, &known))?;
     let what = serde_json::json!({ "config": json(&cfg)?, "langs": langs, "device": req.compute.device_name(),
                                    "revision": FROZEN_NLI_REVISION });
     let cache = cache_file(ctx.models_dir, &info.source, TASK, &what);
