@@ -5,10 +5,11 @@
 //! - `a > b`: supported when `low(a) > high(b)`, contradicted when `high(a) < low(b)`, otherwise inconclusive
 //!   (the 95 % intervals overlap). `a < b` is the mirror image. A number has a zero-width interval.
 //!   Non-overlap of two 95 % intervals is a conservative test (about p < 0.006 for equal, normal errors).
-//! - `a ≈ c` (`c` a number, e.g. a chance level: "drops to random"): contradicted when `c` lies outside the
-//!   interval of `a`; supported only when the whole interval lies within the check's `tolerance` of `c` (an
-//!   equivalence test: a wide interval that merely holds `c` shows nothing); inconclusive otherwise, and always
-//!   inconclusive or contradicted when the check gives no tolerance.
+//! - `a ≈ c` (`c` a number, e.g. a chance level: "drops to random") with a `tolerance` `t`: an equivalence test
+//!   on the margin `[c − t, c + t]` (the claim as tested is "a lies within t of c"): supported when the whole
+//!   interval of `a` lies inside the margin, contradicted when it lies wholly outside it, inconclusive otherwise (a
+//!   wide interval that merely holds `c` shows nothing). Without a tolerance, equality cannot be shown: contradicted
+//!   when `c` lies outside the interval, inconclusive otherwise.
 //! - A check is inconclusive whatever the numbers when a score it reads has no interval (one seed of a statistic
 //!   without per-item form), or when both sides of a comparison of scores sit at their chance level (each
 //!   interval holds the metric's chance level): nothing was learned that the claim could be about.
@@ -163,13 +164,14 @@ pub fn check(c: &Check, scores: &BTreeMap<String, Score>) -> Result<CheckOutcome
         ">" if a.high < b_low => out(Verdict::Contradicted, "the opposite order, intervals apart"),
         "<" if a.high < b_low => out(Verdict::Supported, ""),
         "<" if a.low > b_high => out(Verdict::Contradicted, "the opposite order, intervals apart"),
-        "≈" if !(a.low <= b_low && b_low <= a.high) => {
-            out(Verdict::Contradicted, "the value lies outside the interval")
-        }
         "≈" => match c.tolerance {
             Some(t) if a.low >= b_low - t && a.high <= b_low + t => out(Verdict::Supported, ""),
-            Some(t) => {
-                out(Verdict::Inconclusive, &format!("the interval holds the value but reaches beyond ± {}", sig3(t)))
+            Some(t) if a.high < b_low - t || a.low > b_low + t => {
+                out(Verdict::Contradicted, &format!("the interval lies beyond ± {} of the value", sig3(t)))
+            }
+            Some(t) => out(Verdict::Inconclusive, &format!("the interval reaches beyond ± {} of the value", sig3(t))),
+            None if !(a.low <= b_low && b_low <= a.high) => {
+                out(Verdict::Contradicted, "the value lies outside the interval")
             }
             None => out(Verdict::Inconclusive, "the interval holds the value; equality needs a tolerance to be shown"),
         },
@@ -291,6 +293,11 @@ mod tests {
             "[32, 35] in 33.3 ± 2"
         );
         assert_eq!(run_tol("chance_a", "≈", Operand::Value(33.3), Some(1.0)), Verdict::Inconclusive, "35 > 34.3");
+        // The margin decides, not whether the interval holds the value: [0.55, 0.65] lies within 0.52 ± 0.2 although
+        // it leaves 0.52 out; [0.25, 0.35] lies wholly beyond 0 ± 0.1.
+        assert_eq!(run_tol("high", "≈", Operand::Value(0.52), Some(0.2)), Verdict::Supported);
+        assert_eq!(run_tol("low", "≈", Operand::Value(0.0), Some(0.1)), Verdict::Contradicted);
+        assert_eq!(run_tol("low", "≈", Operand::Value(0.2), Some(0.1)), Verdict::Inconclusive, "0.35 > 0.3 ≥ 0.25");
         assert_eq!(run("high", "~", Operand::Value(0.9)), Verdict::Contradicted);
         assert_eq!(run("high", ">", Operand::Value(0.5)), Verdict::Supported);
         assert_eq!(run("cka", ">", k("low")), Verdict::Inconclusive, "no interval");

@@ -128,7 +128,9 @@ pub fn markdown(entries: &[Entry]) -> String {
          (`src/claims/rule.rs`): `a > b` is **supported** when the intervals are apart in that order, \
          **contradicted** when they are apart in the other order, and *inconclusive* when they overlap, when both \
          scores sit at their chance level, or when a score has no interval (one seed of a statistic without \
-         per-item form, such as CKA). A claim is the conjunction of its checks, or \"at least k of n\" where the paper \
+         per-item form, such as CKA); `a ≈ c` with a tolerance t is **supported** when the whole interval lies within \
+         c ± t, **contradicted** when it lies wholly outside, *inconclusive* otherwise. A claim is the conjunction of \
+         its checks, or \"at least k of n\" where the paper \
          says several or most.\n\n",
     );
     md.push_str(&format!(
