@@ -6,7 +6,7 @@
 //! Each task config holds a `FinetuneConfig` as `#[serde(flatten)]`ed field `finetune`, so a config's JSON — its
 //! overrides (`{"lr": 3e-5}`), its records and the task cache key ([`crate::tasks::run::cache_file`]) — stays flat,
 //! field for field what it was before the fields moved here. Each task sets its own values per scale (`NliConfig::at`,
-//! …); this type has no defaults of its own.
+//! …); the settings they share at `cpu` are [`FinetuneConfig::cpu`]'s.
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -45,6 +45,34 @@ pub struct FinetuneConfig {
 }
 
 impl FinetuneConfig {
+    /// A task's `cpu` preset: its own learning rate, schedule, epochs and data caps, and the settings every task
+    /// shares at `cpu` (10 % warm-up, 32 examples a step, inputs up to 128 subwords, every epoch's end evaluated,
+    /// nothing frozen, the gradient norm clipped at 1, 8,192 padded subwords per evaluation pass, seed 1).
+    pub fn cpu(
+        lr: f64,
+        schedule: LrSchedule,
+        epochs: usize,
+        max_train: Option<usize>,
+        max_eval: Option<usize>,
+    ) -> Self {
+        FinetuneConfig {
+            lr,
+            schedule,
+            warmup_fraction: 0.1,
+            batch_size: 32,
+            epochs,
+            max_train,
+            max_eval,
+            max_len: 128,
+            eval_every: 0,
+            freeze_embeddings: false,
+            freeze_layers: 0,
+            clip_norm: 1.0,
+            eval_batch_tokens: 8192,
+            seed: 1,
+        }
+    }
+
     /// Checks the ranges of every setting; errors read `"{what}: …"`, `what` naming the task's config.
     pub fn validate(&self, what: &str) -> Result<()> {
         let bad = |msg: String| Err(Error::Invalid(format!("{what}: {msg}")));
@@ -102,22 +130,8 @@ mod tests {
     use super::*;
 
     fn base() -> FinetuneConfig {
-        FinetuneConfig {
-            lr: 1e-3,
-            schedule: LrSchedule::LinearDecay,
-            warmup_fraction: 0.1,
-            batch_size: 32,
-            epochs: 3,
-            max_train: Some(100),
-            max_eval: None,
-            max_len: 128,
-            eval_every: 0,
-            freeze_embeddings: true,
-            freeze_layers: 2,
-            clip_norm: 1.0,
-            eval_batch_tokens: 8192,
-            seed: 7,
-        }
+        let cpu = FinetuneConfig::cpu(1e-3, LrSchedule::LinearDecay, 3, Some(100), None);
+        FinetuneConfig { freeze_embeddings: true, freeze_layers: 2, seed: 7, ..cpu }
     }
 
     #[test]

@@ -73,22 +73,7 @@ pub struct NerConfig {
 impl Default for NerConfig {
     fn default() -> Self {
         NerConfig {
-            finetune: FinetuneConfig {
-                lr: 1e-3,
-                schedule: LrSchedule::LinearDecay,
-                warmup_fraction: 0.1,
-                batch_size: 32,
-                epochs: 3,
-                max_train: Some(5_000),
-                max_eval: Some(2_000),
-                max_len: 128,
-                eval_every: 0,
-                freeze_embeddings: false,
-                freeze_layers: 0,
-                clip_norm: 1.0,
-                eval_batch_tokens: 8192,
-                seed: 1,
-            },
+            finetune: FinetuneConfig::cpu(1e-3, LrSchedule::LinearDecay, 3, Some(5_000), Some(2_000)),
             dev_size: 1_000,
             classifier_dropout: None,
         }

@@ -89,22 +89,7 @@ impl Default for MdsEval {
 impl Default for NliConfig {
     fn default() -> Self {
         NliConfig {
-            finetune: FinetuneConfig {
-                lr: 2e-4,
-                schedule: LrSchedule::Fixed,
-                warmup_fraction: 0.1,
-                batch_size: 32,
-                epochs: 2,
-                max_train: Some(20_000),
-                max_eval: None,
-                max_len: 128,
-                eval_every: 0,
-                freeze_embeddings: false,
-                freeze_layers: 0,
-                clip_norm: 1.0,
-                eval_batch_tokens: 8192,
-                seed: 1,
-            },
+            finetune: FinetuneConfig::cpu(2e-4, LrSchedule::Fixed, 2, Some(20_000), None),
             dev_size: 2_000,
             classifier_dropout: None,
             mds: None,

@@ -158,22 +158,7 @@ pub struct ParseConfig {
 impl Default for ParseConfig {
     fn default() -> Self {
         ParseConfig {
-            finetune: FinetuneConfig {
-                lr: 2e-3,
-                schedule: LrSchedule::LinearDecay,
-                warmup_fraction: 0.1,
-                batch_size: 32,
-                epochs: 4,
-                max_train: None,
-                max_eval: None,
-                max_len: 128,
-                eval_every: 0,
-                freeze_embeddings: false,
-                freeze_layers: 0,
-                clip_norm: 1.0,
-                eval_batch_tokens: 8192,
-                seed: 1,
-            },
+            finetune: FinetuneConfig::cpu(2e-3, LrSchedule::LinearDecay, 4, None, None),
             max_dev: Some(1_000),
             arc_dim: 128,
             label_dim: 64,
