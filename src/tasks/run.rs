@@ -525,16 +525,15 @@ mod tests {
             assert_eq!(ours.to_string(), want);
         }
         // Complete JSON reads back into the same config (flattened fields included); an unknown field is an error.
+        fn reads_back<T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(c: T) {
+            assert_eq!(serde_json::from_value::<T>(json(&c).unwrap()).unwrap(), c);
+        }
         for s in Scale::ALL {
-            let back = |v| serde_json::from_value::<NerConfig>(v).unwrap();
-            assert_eq!(back(json(&NerConfig::at(s)).unwrap()), NerConfig::at(s));
-            let back = |v| serde_json::from_value::<ParseConfig>(v).unwrap();
-            assert_eq!(back(json(&ParseConfig::at(s)).unwrap()), ParseConfig::at(s));
-            let back = |v| serde_json::from_value::<NliConfig>(v).unwrap();
-            assert_eq!(back(json(&NliConfig::at(s)).unwrap()), NliConfig::at(s));
+            reads_back(NliConfig::at(s));
+            reads_back(NerConfig::at(s));
+            reads_back(ParseConfig::at(s));
         }
         let mut full = json(&NliConfig::at(Scale::Cpu)).unwrap();
-        assert_eq!(serde_json::from_value::<NliConfig>(full.clone()).unwrap(), NliConfig::at(Scale::Cpu));
         full.as_object_mut().unwrap().insert("lr_typo".into(), serde_json::json!(1));
         let e = serde_json::from_value::<NliConfig>(full).unwrap_err().to_string();
         assert!(e.contains("unknown field `lr_typo`"), "{e}");

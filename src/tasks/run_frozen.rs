@@ -19,7 +19,7 @@ use crate::tasks::common::{check_eval_languages, model_languages};
 use crate::tasks::frozen_nli::transfer::{run_frozen_nli, RepresentationInfo};
 use crate::tasks::frozen_nli::{Frozen, FrozenNliConfig};
 use crate::tasks::grid::GridRun;
-use crate::tasks::nli::transfer::{default_langs, has_xnli, load_nli_data, xnli_languages};
+use crate::tasks::nli::transfer::{has_xnli, load_nli_data, xnli_languages};
 use crate::tasks::run::{
     cache_file, configured, json, read_cached, scores_line, write_cached, JsonMap, OpenModel, TaskContext, TaskOutcome,
 };
@@ -98,21 +98,19 @@ pub fn run_frozen_nli_task(ctx: &TaskContext, req: &FrozenNliRequest) -> Result<
     let cfg = req.config()?;
     let (frozen, info) = open(&req.representation, req.compute)?;
     let known = xnli_languages(ctx.catalog)?;
-    let langs = match (&req.langs, &frozen) {
-        (Some(l), _) => l.clone(),
-        (None, Frozen::Contextual(m)) => default_langs(m, &known),
-        (None, Frozen::Static { tokenizer, .. }) => {
-            let own = tokenizer.languages().map(<[String]>::to_vec).unwrap_or_else(|| known.clone());
-            known.iter().filter(|l| own.contains(l)).cloned().collect()
-        }
-    };
-    if langs.is_empty() {
-        return Err(Error::Invalid(format!("{} reads none of the XNLI languages ({})", info.name, known.join(", "))));
-    }
+    // The languages the representation reads (`None`: any): its evaluation languages default to the XNLI ones it
+    // reads, and every language asked for must be one of them.
     let reads = match &frozen {
         Frozen::Contextual(m) => model_languages(m),
         Frozen::Static { tokenizer, .. } => tokenizer.languages().map(<[String]>::to_vec),
     };
+    let langs = req
+        .langs
+        .clone()
+        .unwrap_or_else(|| known.iter().filter(|l| reads.as_ref().is_none_or(|r| r.contains(l))).cloned().collect());
+    if langs.is_empty() {
+        return Err(Error::Invalid(format!("{} reads none of the XNLI languages ({})", info.name, known.join(", "))));
+    }
     let reader = format!("{} {}", if info.kind == "static" { "static vectors" } else { "model" }, info.name);
     check_eval_languages(&reader, reads.as_deref(), &langs, "the frozen-NLI classifier", |l| has_xnli(l, &known))?;
     let what = serde_json::json!({ "config": json(&cfg)?, "langs": langs, "device": req.compute.device_name(),
