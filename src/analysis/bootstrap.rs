@@ -3,6 +3,17 @@
 //! each resample, and report the `(1−level)/2` and `(1+level)/2` percentiles of those means (numpy's default
 //! linear interpolation between order statistics). The generator is SplitMix64 (Steele, Lea & Flood 2014)
 //! seeded by the caller, so an interval is reproducible bit for bit on every platform.
+//!
+//! **All items equal.** Every resample is then the same, so the percentile interval has zero width (0 correct of 41
+//! words would give `[0, 0]`). There the interval comes from the items' range `[lo, hi]` instead, which the caller
+//! states (`[0, 1]` for hits and reciprocal ranks, `[−1, 1]` for paired differences of hits). With w = hi − lo and
+//! b = 1 − (α/2)^{1/n}, α = 1 − level: items all at `lo` give `[lo, lo + w·b]`, all at `hi` give `[hi − w·b, hi]` —
+//! the exact binomial (Clopper–Pearson 1934) interval of 0 of n and n of n, and a valid bound for any item in the
+//! range, since P(X = lo) ≤ 1 − E(X − lo)/w. Items all at a c inside the range give `c ± m·b` with m = max(c − lo,
+//! hi − c), by the same bound on |X − c| / m, clipped to the range. (0 of 41 at 95 %: `[0, 0.086]`.) A ratio of
+//! sums is treated as per-item ratios in [0, 1] (F1, attachment scores, convert rates): when every item with a
+//! positive denominator has the same ratio, the bound uses n = those items, each counted as one trial however many
+//! tokens it holds — wider than a count over tokens, which would treat a sentence's tokens as independent.
 use super::metrics::WordEval;
 use crate::error::{Error, Result};
 use serde::Serialize;
@@ -41,16 +52,27 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
-/// Percentile bootstrap interval of the mean of `values`.
-pub fn mean_interval(values: &[f64], resamples: usize, level: f64, seed: u64) -> Result<Interval> {
+/// Percentile bootstrap interval of the mean of `values`, each in `range` (checked; see the module docs for why
+/// the range matters).
+pub fn mean_interval(values: &[f64], range: [f64; 2], resamples: usize, level: f64, seed: u64) -> Result<Interval> {
     if values.is_empty() || resamples == 0 || !(level > 0.0 && level < 1.0) {
         return Err(Error::Invalid(format!(
             "bootstrap needs values ({}), resamples ≥ 1 ({resamples}) and a level in (0, 1) ({level})",
             values.len()
         )));
     }
+    let [lo, hi] = range;
+    if !(lo < hi) || !lo.is_finite() || !hi.is_finite() {
+        return Err(Error::Invalid(format!("an item range needs finite low < high, got [{lo}, {hi}]")));
+    }
+    if let Some(v) = values.iter().find(|&&v| !(lo <= v && v <= hi)) {
+        return Err(Error::Invalid(format!("item {v} lies outside its stated range [{lo}, {hi}]")));
+    }
     let n = values.len();
     let estimate = values.iter().sum::<f64>() / n as f64;
+    if let Some(exact) = all_equal_bound(values.iter().copied(), range, level) {
+        return Ok(exact);
+    }
     let mut rng = SplitMix64(seed);
     let mut means: Vec<f64> =
         (0..resamples).map(|_| (0..n).map(|_| values[rng.below(n)]).sum::<f64>() / n as f64).collect();
@@ -72,6 +94,13 @@ pub fn ratio_interval(items: &[(f64, f64)], resamples: usize, level: f64, seed: 
     let ratio = |num: f64, den: f64| if den == 0.0 { 0.0 } else { num / den };
     let n = items.len();
     let (num, den) = items.iter().fold((0.0, 0.0), |(a, b), &(x, y)| (a + x, b + y));
+    let per_item = items.iter().filter(|&&(_, y)| y > 0.0).map(|&(x, y)| x / y);
+    let empty_items_add_nothing = items.iter().all(|&(x, y)| y > 0.0 || x == 0.0);
+    if empty_items_add_nothing && per_item.clone().all(|r| (0.0..=1.0).contains(&r)) {
+        if let Some(exact) = all_equal_bound(per_item, [0.0, 1.0], level) {
+            return Ok(exact);
+        }
+    }
     let mut rng = SplitMix64(seed);
     let mut stats: Vec<f64> = (0..resamples)
         .map(|_| {
@@ -92,16 +121,39 @@ pub fn ratio_interval(items: &[(f64, f64)], resamples: usize, level: f64, seed: 
     })
 }
 
+/// The interval of items that all equal one value in `range`, else `None` (see the module docs).
+fn all_equal_bound(mut items: impl Iterator<Item = f64>, range: [f64; 2], level: f64) -> Option<Interval> {
+    let c = items.next()?;
+    let mut n = 1;
+    for v in items {
+        if v != c {
+            return None;
+        }
+        n += 1;
+    }
+    let [lo, hi] = range;
+    let b = 1.0 - ((1.0 - level) / 2.0).powf(1.0 / n as f64);
+    let m = (c - lo).max(hi - c);
+    let (low, high) = if c == lo {
+        (lo, lo + (hi - lo) * b)
+    } else if c == hi {
+        (hi - (hi - lo) * b, hi)
+    } else {
+        ((c - m * b).max(lo), (c + m * b).min(hi))
+    };
+    Some(Interval { estimate: c, low, high, level })
+}
+
 /// Intervals for P@1, P@5, P@10 and MRR of one direction, resampling the evaluated source words (the same
 /// resamples for every metric, so the four intervals come from one seed).
 pub fn word_intervals(eval: &WordEval, resamples: usize, level: f64, seed: u64) -> Result<[Interval; 4]> {
     let col = |j: usize| eval.hits.iter().map(|h| if h[j] { 1.0 } else { 0.0 }).collect::<Vec<f64>>();
     let rr: Vec<f64> = eval.ranks.iter().map(|&r| 1.0 / r as f64).collect();
     Ok([
-        mean_interval(&col(0), resamples, level, seed)?,
-        mean_interval(&col(1), resamples, level, seed)?,
-        mean_interval(&col(2), resamples, level, seed)?,
-        mean_interval(&rr, resamples, level, seed)?,
+        mean_interval(&col(0), [0.0, 1.0], resamples, level, seed)?,
+        mean_interval(&col(1), [0.0, 1.0], resamples, level, seed)?,
+        mean_interval(&col(2), [0.0, 1.0], resamples, level, seed)?,
+        mean_interval(&rr, [0.0, 1.0], resamples, level, seed)?,
     ])
 }
 
@@ -109,12 +161,14 @@ pub fn word_intervals(eval: &WordEval, resamples: usize, level: f64, seed: u64) 
 mod tests {
     use super::*;
 
+    const U: [f64; 2] = [0.0, 1.0];
+
     #[test]
     fn seeded_intervals_are_reproducible_and_bracket_the_estimate() {
         let values: Vec<f64> = (0..400).map(|i| if i % 10 < 3 { 1.0 } else { 0.0 }).collect();
-        let a = mean_interval(&values, 2000, 0.95, 7).unwrap();
-        let b = mean_interval(&values, 2000, 0.95, 7).unwrap();
-        let c = mean_interval(&values, 2000, 0.95, 8).unwrap();
+        let a = mean_interval(&values, U, 2000, 0.95, 7).unwrap();
+        let b = mean_interval(&values, U, 2000, 0.95, 7).unwrap();
+        let c = mean_interval(&values, U, 2000, 0.95, 8).unwrap();
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(a.estimate, 0.3);
@@ -122,10 +176,10 @@ mod tests {
         // Normal approximation: half-width ≈ 1.96·sqrt(p(1−p)/n) = 0.0449.
         let half = (a.high - a.low) / 2.0;
         assert!((half - 0.0449).abs() < 0.006, "{a:?}");
-        // A constant has a zero-width interval.
-        let k = mean_interval(&[0.5; 10], 100, 0.9, 1).unwrap();
-        assert_eq!((k.low, k.high), (0.5, 0.5));
-        assert!(mean_interval(&[], 10, 0.9, 1).is_err() && mean_interval(&[1.0], 10, 1.0, 1).is_err());
+        assert!(mean_interval(&[], U, 10, 0.9, 1).is_err() && mean_interval(&[1.0], U, 10, 1.0, 1).is_err());
+        // Items outside their stated range, or a range that is not one, are refused.
+        assert!(mean_interval(&[0.5, -0.5], U, 10, 0.9, 1).unwrap_err().to_string().contains("outside"));
+        assert!(mean_interval(&[0.5], [1.0, 0.0], 10, 0.9, 1).is_err());
     }
 
     #[test]
@@ -136,11 +190,44 @@ mod tests {
         assert!((a.estimate - 400.0 / 600.0).abs() < 1e-12);
         assert!(a.low < a.estimate && a.estimate < a.high, "{a:?}");
         assert_eq!(a, ratio_interval(&items, 1000, 0.95, 5).unwrap());
-        // Identical items leave no spread; an all-zero denominator is 0, not NaN.
+        // Identical items: the bound of the module docs around 0.5 (m = 0.5, n = 20); an all-zero denominator is 0.
         let k = ratio_interval(&[(1.0, 2.0); 20], 100, 0.95, 1).unwrap();
-        assert_eq!((k.estimate, k.low, k.high), (0.5, 0.5, 0.5));
+        let b = 1.0 - 0.025f64.powf(1.0 / 20.0);
+        assert_eq!(k.estimate, 0.5);
+        assert!((k.low - (0.5 - 0.5 * b)).abs() < 1e-12 && (k.high - (0.5 + 0.5 * b)).abs() < 1e-12, "{k:?}");
         assert_eq!(ratio_interval(&[(0.0, 0.0); 3], 10, 0.95, 1).unwrap().estimate, 0.0);
         assert!(ratio_interval(&[], 10, 0.95, 1).is_err());
+    }
+
+    #[test]
+    fn equal_items_get_the_exact_bound_of_their_range() {
+        // 0 correct of 41: Clopper–Pearson upper 95 % bound 1 − 0.025^(1/41) = 0.0861, not a zero-width [0, 0].
+        let z = mean_interval(&[0.0; 41], U, 1000, 0.95, 3).unwrap();
+        assert_eq!((z.estimate, z.low), (0.0, 0.0));
+        assert!((z.high - 0.0861).abs() < 1e-4, "{z:?}");
+        let o = mean_interval(&[1.0; 41], U, 1000, 0.95, 3).unwrap();
+        assert_eq!((o.estimate, o.high), (1.0, 1.0));
+        assert!((o.low - (1.0 - 0.0861)).abs() < 1e-4, "{o:?}");
+        // One item: 0 of 1 is [0, 0.975].
+        assert!((mean_interval(&[0.0], U, 10, 0.95, 1).unwrap().high - 0.975).abs() < 1e-12);
+        // Paired differences in [−1, 1], all 0 (two models right on the same items): 0 ± b, b for n = 41.
+        let d = mean_interval(&[0.0; 41], [-1.0, 1.0], 1000, 0.95, 3).unwrap();
+        assert!((d.low + z.high).abs() < 1e-12 && (d.high - z.high).abs() < 1e-12, "{d:?}");
+        // A constant inside [0, 1]: c ± max(c, 1 − c)·b, clipped.
+        let k = mean_interval(&[0.25; 41], U, 10, 0.95, 1).unwrap();
+        assert!((k.low - (0.25 - 0.75 * z.high).max(0.0)).abs() < 1e-12, "{k:?}");
+        assert!((k.high - (0.25 + 0.75 * z.high)).abs() < 1e-12, "{k:?}");
+        // Ratios: every numerator 0 (convert rate of nothing converted) counts the items with a positive
+        // denominator; every numerator equal to its denominator gives the lower bound.
+        let r = ratio_interval(&[(0.0, 5.0), (0.0, 3.0), (0.0, 0.0), (0.0, 7.0)], 100, 0.95, 1).unwrap();
+        assert!((r.high - (1.0 - 0.025f64.powf(1.0 / 3.0))).abs() < 1e-12 && r.low == 0.0, "{r:?}");
+        let full = ratio_interval(&[(2.0, 2.0), (5.0, 5.0)], 100, 0.95, 1).unwrap();
+        assert_eq!((full.estimate, full.high), (1.0, 1.0));
+        assert!((full.low - 0.025f64.sqrt()).abs() < 1e-12);
+        // A mix keeps the percentile bootstrap.
+        let mix = mean_interval(&[0.0, 0.0, 1.0, 0.0], U, 1000, 0.95, 1).unwrap();
+        assert_eq!(mix.low, 0.0);
+        assert!(mix.high > 0.0 && mix.high <= 0.75);
     }
 
     #[test]
@@ -164,7 +251,8 @@ mod tests {
         };
         let [p1, p5, p10, mrr] = word_intervals(&e, 500, 0.9, 3).unwrap();
         assert_eq!((p1.estimate, p5.estimate, p10.estimate), (0.5, 0.75, 1.0));
-        assert_eq!((p10.low, p10.high), (1.0, 1.0));
+        // Every word found within 10: the exact 90 % bound for 4 of 4, 0.05^(1/4) = 0.473.
+        assert!((p10.low - 0.05f64.powf(0.25)).abs() < 1e-12 && p10.high == 1.0, "{p10:?}");
         assert!((mrr.estimate - (1.0 + 0.5 + 0.125 + 1.0) / 4.0).abs() < 1e-12);
         assert!(p1.low < 0.5 && p1.high > 0.5);
     }

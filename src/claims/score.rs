@@ -3,7 +3,9 @@
 //! - **One seed.** The interval is a 95 % percentile bootstrap over the test items (1,000 resamples, seeded by the
 //!   run's seed and the score's key; [`crate::analysis::bootstrap`]): the mean of per-item values (accuracy,
 //!   P@1, reciprocal rank) or a ratio of per-item sums (span F1 from per-sentence `2·tp` over `2·tp + fp + fn`,
-//!   LAS from per-sentence correct over tokens). A statistic that is not a function of resampled items (CKA of a
+//!   LAS from per-sentence correct over tokens). Items that are all equal (0 correct of 41 words) would give a
+//!   zero-width bootstrap; they get the exact bound of their range instead (`range`, `[0, 1]` unless the script
+//!   says otherwise, e.g. `[−1, 1]` for paired differences; [`crate::analysis::bootstrap`]). A statistic that is not a function of resampled items (CKA of a
 //!   whole sentence set) has no interval at one seed (`interval: none`), and a claim that rests on it stays
 //!   inconclusive until seeds give it one.
 //! - **N ≥ 2 seeds** (`figure ID --seeds N`: models trained per seed). The estimate is the mean of the per-seed
@@ -102,6 +104,10 @@ pub struct ScoreSpec {
     /// A statistic without per-item form (CKA): no interval at one seed.
     #[serde(default)]
     pub estimate: Option<f64>,
+    /// The range every item lies in, before `scale` (default `[0, 1]`: hits, reciprocal ranks); items outside it are
+    /// refused. It bounds the interval when every item is the same.
+    #[serde(default)]
+    pub range: Option<[f64; 2]>,
     #[serde(default)]
     pub chance: Option<f64>,
     /// Multiplies estimate and interval (not the chance level, which is given on the final scale).
@@ -112,6 +118,9 @@ pub struct ScoreSpec {
 impl ScoreSpec {
     /// The one-seed score of `key` at `seed` (see the module docs).
     pub fn score(&self, key: &str, seed: u64) -> Result<Score> {
+        if self.range.is_some() && self.items.is_none() {
+            return Err(Error::Invalid(format!("score '{key}': range applies to items only")));
+        }
         let given = [self.items.is_some(), self.ratio.is_some(), self.estimate.is_some()];
         if given.iter().filter(|&&g| g).count() != 1 {
             return Err(Error::Invalid(format!(
@@ -125,7 +134,8 @@ impl ScoreSpec {
         // FNV-1a of the key, so each score's bootstrap draws its own resamples.
         let boot_seed = seed ^ crate::text::corpus::fnv1a(0, key.as_bytes());
         let (est, low, high, interval, items) = if let Some(v) = &self.items {
-            let i = mean_interval(v, RESAMPLES, LEVEL, boot_seed).map_err(|e| named(key, e))?;
+            let range = self.range.unwrap_or([0.0, 1.0]);
+            let i = mean_interval(v, range, RESAMPLES, LEVEL, boot_seed).map_err(|e| named(key, e))?;
             (i.estimate, i.low, i.high, IntervalKind::Bootstrap, v.len())
         } else if let Some(r) = &self.ratio {
             let pairs: Vec<(f64, f64)> = r.iter().map(|p| (p[0], p[1])).collect();
@@ -247,6 +257,21 @@ mod tests {
         let at = |key: &str| ScoreSpec { scale: Some(100.0), ..spec_items(s_items()) }.score(key, 0).unwrap();
         assert_eq!(at("xnli-fr"), at("xnli-fr"));
         assert_ne!((at("xnli-fr").low, at("xnli-fr").high), (at("xnli-ru").low, at("xnli-ru").high));
+    }
+
+    #[test]
+    fn equal_items_keep_an_interval_from_their_range() {
+        // 0 of 41 words: [0, 8.61] % rather than [0, 0]; stated ranges are checked and bound the interval.
+        let z = ScoreSpec { scale: Some(100.0), ..spec_items(vec![0.0; 41]) }.score("words", 0).unwrap();
+        assert_eq!((z.estimate, z.low, z.interval), (0.0, 0.0, IntervalKind::Bootstrap));
+        assert!((z.high - 8.61).abs() < 0.01, "{z:?}");
+        let diff = ScoreSpec { range: Some([-1.0, 1.0]), scale: Some(100.0), ..spec_items(vec![0.0; 41]) };
+        let d = diff.score("gain", 0).unwrap();
+        assert!((d.low + z.high).abs() < 1e-9 && (d.high - z.high).abs() < 1e-9, "{d:?}");
+        let e = spec_items(vec![0.0, -1.0]).score("gain", 0).unwrap_err().to_string();
+        assert!(e.contains("gain") && e.contains("outside"), "{e}");
+        let ratio = ScoreSpec { ratio: Some(vec![[0.0, 1.0]]), range: Some([0.0, 1.0]), ..Default::default() };
+        assert!(ratio.score("k", 0).unwrap_err().to_string().contains("items only"));
     }
 
     fn s_items() -> Vec<f64> {
