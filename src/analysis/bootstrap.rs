@@ -62,7 +62,7 @@ pub fn mean_interval(values: &[f64], range: [f64; 2], resamples: usize, level: f
         )));
     }
     let [lo, hi] = range;
-    if !(lo < hi) || !lo.is_finite() || !hi.is_finite() {
+    if !lo.is_finite() || !hi.is_finite() || lo >= hi {
         return Err(Error::Invalid(format!("an item range needs finite low < high, got [{lo}, {hi}]")));
     }
     if let Some(v) = values.iter().find(|&&v| !(lo <= v && v <= hi)) {
