@@ -19,7 +19,7 @@ use crate::tasks::common::{check_eval_languages, model_languages};
 use crate::tasks::frozen_nli::transfer::{run_frozen_nli, RepresentationInfo};
 use crate::tasks::frozen_nli::{Frozen, FrozenNliConfig};
 use crate::tasks::grid::GridRun;
-use crate::tasks::nli::transfer::{has_xnli, load_nli_data, xnli_languages};
+use crate::tasks::nli::transfer::{has_xnli, load_nli_data, readable_langs, xnli_languages};
 use crate::tasks::run::{
     cache_file, configured, json, read_cached, scores_line, write_cached, JsonMap, OpenModel, TaskContext, TaskOutcome,
 };
@@ -104,10 +104,7 @@ pub fn run_frozen_nli_task(ctx: &TaskContext, req: &FrozenNliRequest) -> Result<
         Frozen::Contextual(m) => model_languages(m),
         Frozen::Static { tokenizer, .. } => tokenizer.languages().map(<[String]>::to_vec),
     };
-    let langs = req
-        .langs
-        .clone()
-        .unwrap_or_else(|| known.iter().filter(|l| reads.as_ref().is_none_or(|r| r.contains(l))).cloned().collect());
+    let langs = req.langs.clone().unwrap_or_else(|| readable_langs(reads.as_deref(), &known));
     if langs.is_empty() {
         return Err(Error::Invalid(format!("{} reads none of the XNLI languages ({})", info.name, known.join(", "))));
     }

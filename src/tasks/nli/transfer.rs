@@ -95,8 +95,12 @@ fn unknown_xnli(lang: &str, known: &[String]) -> Error {
 
 /// The XNLI languages `model` can read, in XNLI order (the default evaluation languages).
 pub fn default_langs(model: &LoadedModel, xnli_langs: &[String]) -> Vec<String> {
-    let known = model_languages(model);
-    xnli_langs.iter().filter(|l| known.as_ref().is_none_or(|k| k.contains(l))).cloned().collect()
+    readable_langs(model_languages(model).as_deref(), xnli_langs)
+}
+
+/// The XNLI languages among `reads` (`None`: a reader of any language), in XNLI order.
+pub fn readable_langs(reads: Option<&[String]>, xnli_langs: &[String]) -> Vec<String> {
+    xnli_langs.iter().filter(|l| reads.is_none_or(|r| r.contains(l))).cloned().collect()
 }
 
 /// Checks, before any data is read, that `cfg` is valid for `model`, that XNLI has each of `langs` and that `model`
