@@ -5,9 +5,9 @@
 //!   P@1, reciprocal rank) or a ratio of per-item sums (span F1 from per-sentence `2·tp` over `2·tp + fp + fn`,
 //!   LAS from per-sentence correct over tokens). Items that are all equal (0 correct of 41 words) would give a
 //!   zero-width bootstrap; they get the exact bound of their range instead (`range`, `[0, 1]` unless the script
-//!   says otherwise, e.g. `[−1, 1]` for paired differences; [`crate::analysis::bootstrap`]). A statistic that is not a function of resampled items (CKA of a
-//!   whole sentence set) has no interval at one seed (`interval: none`), and a claim that rests on it stays
-//!   inconclusive until seeds give it one.
+//!   says otherwise, e.g. `[−1, 1]` for paired differences; [`crate::analysis::bootstrap`]). A statistic that is
+//!   not a function of resampled items (CKA of a whole sentence set) has no interval at one seed (`interval: none`),
+//!   and a claim that rests on it stays inconclusive until seeds give it one.
 //! - **N ≥ 2 seeds** (`figure ID --seeds N`: models trained per seed). The estimate is the mean of the per-seed
 //!   estimates. The interval is the wider, on each side, of (a) the seed interval, mean ± t₀.₉₇₅,N−1 · sd / √N
 //!   (Student t over the per-seed estimates), and (b) the per-seed bootstrap intervals averaged and centred on the
