@@ -254,6 +254,7 @@ mod tests {
             chance,
             sd: None,
             per_seed: vec![SeedScore { seed: 0, estimate, low, high }],
+            range: None,
         }
     }
 

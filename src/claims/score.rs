@@ -13,6 +13,9 @@
 //!   (Student t over the per-seed estimates), and (b) the per-seed bootstrap intervals averaged and centred on the
 //!   mean. (a) carries training variance, (b) test-set variance; taking the wider side of each is conservative.
 //!   A chance level that differs by seed (P@1 among a seed-dependent candidate set) combines to the highest.
+//!   The combined interval is then cut to the score's range where it has one (`range`: a rate cannot leave
+//!   [0, 100] %): the mean of three seeds 0.2, 0.9, 0.9 with t₀.₉₇₅,₂ = 4.30 would otherwise read [−0.34, 1.67].
+//!   The mean lies in the range, so cutting drops only values the score cannot take.
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -67,6 +70,10 @@ pub struct Score {
     pub sd: Option<f64>,
     /// Every seed's estimate and interval.
     pub per_seed: Vec<SeedScore>,
+    /// The values the score can take, on its final scale (items' stated range, `[0, 1]` for ratios of sums of
+    /// parts; none for an estimate unless the script states one); the combined interval is cut to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<[f64; 2]>,
 }
 
 impl Score {
@@ -105,7 +112,8 @@ pub struct ScoreSpec {
     #[serde(default)]
     pub estimate: Option<f64>,
     /// The range every item lies in, before `scale` (default `[0, 1]`: hits, reciprocal ranks); items outside it are
-    /// refused. It bounds the interval when every item is the same.
+    /// refused. It bounds the interval when every item is the same, and the interval combined over seeds. With
+    /// `estimate` (no default) it states the statistic's range (CKA: `[0, 1]`) and the estimate is checked against it.
     #[serde(default)]
     pub range: Option<[f64; 2]>,
     #[serde(default)]
@@ -118,8 +126,16 @@ pub struct ScoreSpec {
 impl ScoreSpec {
     /// The one-seed score of `key` at `seed` (see the module docs).
     pub fn score(&self, key: &str, seed: u64) -> Result<Score> {
-        if self.range.is_some() && self.items.is_none() {
-            return Err(Error::Invalid(format!("score '{key}': range applies to items only")));
+        if self.range.is_some() && self.ratio.is_some() {
+            return Err(Error::Invalid(format!(
+                "score '{key}': range applies to items or an estimate; a ratio's range is [0, 1] when every item's \
+                 numerator lies between 0 and its denominator"
+            )));
+        }
+        if let Some([lo, hi]) = self.range {
+            if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+                return Err(Error::Invalid(format!("score '{key}': range must be [low, high] with low < high")));
+            }
         }
         let given = [self.items.is_some(), self.ratio.is_some(), self.estimate.is_some()];
         if given.iter().filter(|&&g| g).count() != 1 {
@@ -133,22 +149,33 @@ impl ScoreSpec {
         }
         // FNV-1a of the key, so each score's bootstrap draws its own resamples.
         let boot_seed = seed ^ crate::text::corpus::fnv1a(0, key.as_bytes());
-        let (est, low, high, interval, items) = if let Some(v) = &self.items {
+        let (est, low, high, interval, items, range) = if let Some(v) = &self.items {
             let range = self.range.unwrap_or([0.0, 1.0]);
             let i = mean_interval(v, range, RESAMPLES, LEVEL, boot_seed).map_err(|e| named(key, e))?;
-            (i.estimate, i.low, i.high, IntervalKind::Bootstrap, v.len())
+            (i.estimate, i.low, i.high, IntervalKind::Bootstrap, v.len(), Some(range))
         } else if let Some(r) = &self.ratio {
             let pairs: Vec<(f64, f64)> = r.iter().map(|p| (p[0], p[1])).collect();
             let i = ratio_interval(&pairs, RESAMPLES, LEVEL, boot_seed).map_err(|e| named(key, e))?;
-            (i.estimate, i.low, i.high, IntervalKind::Bootstrap, pairs.len())
+            let parts = pairs.iter().all(|&(x, y)| 0.0 <= x && x <= y);
+            (i.estimate, i.low, i.high, IntervalKind::Bootstrap, pairs.len(), parts.then_some([0.0, 1.0]))
         } else {
             let e = self.estimate.unwrap_or(f64::NAN);
-            (e, e, e, IntervalKind::None, 0)
+            if let Some([lo, hi]) = self.range {
+                // Rounding slack: CKA of a representation with itself can read 1 + 1e-7 in f32.
+                let slack = 1e-6 * (hi - lo);
+                if !(lo - slack <= e && e <= hi + slack) {
+                    return Err(Error::Invalid(format!(
+                        "score '{key}': estimate {e} is outside its range [{lo}, {hi}]"
+                    )));
+                }
+            }
+            (e, e, e, IntervalKind::None, 0, self.range)
         };
         if ![est, low, high].iter().all(|x| x.is_finite()) {
             return Err(Error::Invalid(format!("score '{key}': not a finite number ({est})")));
         }
         let (est, low, high) = (est * k, low * k, high * k);
+        let range = range.map(|[lo, hi]| [lo * k, hi * k]);
         Ok(Score {
             estimate: est,
             low,
@@ -158,6 +185,7 @@ impl ScoreSpec {
             chance: self.chance,
             sd: None,
             per_seed: vec![SeedScore { seed, estimate: est, low, high }],
+            range,
         })
     }
 }
@@ -187,10 +215,13 @@ pub fn combine(key: &str, runs: &[Score]) -> Result<Score> {
     if runs.len() == 1 {
         return Ok(first.clone());
     }
-    if runs.iter().any(|r| r.interval != first.interval || r.chance.is_some() != first.chance.is_some()) {
+    let kind_differs = |r: &Score| {
+        r.interval != first.interval || r.chance.is_some() != first.chance.is_some() || r.range != first.range
+    };
+    if runs.iter().any(kind_differs) {
         return Err(Error::Invalid(format!(
-            "score '{key}': the seeds disagree on its kind (interval, or whether it has a chance level); a script must \
-             score the same way at every seed"
+            "score '{key}': the seeds disagree on its kind (interval, range, or whether it has a chance level); a \
+             script must score the same way at every seed"
         )));
     }
     // A chance level that depends on the seed's candidates (1 / vocabulary of a seed's corpus): the highest, so the
@@ -209,6 +240,9 @@ pub fn combine(key: &str, runs: &[Score]) -> Result<Score> {
         low = low.min(mean - below);
         high = high.max(mean + above);
     }
+    if let Some([lo, hi]) = first.range {
+        (low, high) = (low.max(lo), high.min(hi));
+    }
     Ok(Score {
         estimate: mean,
         low,
@@ -218,6 +252,7 @@ pub fn combine(key: &str, runs: &[Score]) -> Result<Score> {
         chance,
         sd: Some(sd),
         per_seed,
+        range: first.range,
     })
 }
 
@@ -271,7 +306,43 @@ mod tests {
         let e = spec_items(vec![0.0, -1.0]).score("gain", 0).unwrap_err().to_string();
         assert!(e.contains("gain") && e.contains("outside"), "{e}");
         let ratio = ScoreSpec { ratio: Some(vec![[0.0, 1.0]]), range: Some([0.0, 1.0]), ..Default::default() };
-        assert!(ratio.score("k", 0).unwrap_err().to_string().contains("items only"));
+        assert!(ratio.score("k", 0).unwrap_err().to_string().contains("items or an estimate"));
+    }
+
+    #[test]
+    fn scores_carry_their_range_on_the_final_scale() {
+        let hits = ScoreSpec { scale: Some(100.0), ..spec_items(vec![0.0, 1.0]) }.score("k", 0).unwrap();
+        assert_eq!(hits.range, Some([0.0, 100.0]));
+        let parts = ScoreSpec { ratio: Some(vec![[1.0, 2.0], [0.0, 0.0]]), ..Default::default() };
+        assert_eq!(parts.score("k", 0).unwrap().range, Some([0.0, 1.0]));
+        let over = ScoreSpec { ratio: Some(vec![[3.0, 2.0]]), ..Default::default() };
+        assert_eq!(over.score("k", 0).unwrap().range, None);
+        let cka = ScoreSpec { estimate: Some(0.4), range: Some([0.0, 1.0]), ..Default::default() };
+        assert_eq!(cka.score("k", 0).unwrap().range, Some([0.0, 1.0]));
+        assert_eq!(ScoreSpec { estimate: Some(0.4), ..Default::default() }.score("k", 0).unwrap().range, None);
+        let outside = ScoreSpec { estimate: Some(1.2), range: Some([0.0, 1.0]), ..Default::default() };
+        assert!(outside.score("cka", 0).unwrap_err().to_string().contains("outside its range"));
+        let empty = ScoreSpec { estimate: Some(0.4), range: Some([1.0, 0.0]), ..Default::default() };
+        assert!(empty.score("k", 0).unwrap_err().to_string().contains("low < high"));
+    }
+
+    #[test]
+    fn combined_intervals_stay_in_the_range() {
+        // Seeds 0.2, 0.9, 0.9: mean 0.667, t half-width 4.303 · 0.404 / √3 = 1.004, so [−0.34, 1.67] uncut.
+        let seed = |s: u64, e: f64| {
+            let v: Vec<f64> = (0..10).map(|i| if (i as f64) < e * 10.0 { 1.0 } else { 0.0 }).collect();
+            spec_items(v).score("rate", s).unwrap()
+        };
+        let c = combine("rate", &[seed(0, 0.2), seed(1, 0.9), seed(2, 0.9)]).unwrap();
+        assert!((c.estimate - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!((c.low, c.high), (0.0, 1.0), "{c:?}");
+        // Without a range (an estimate that states none) the interval is the Student-t one.
+        let free = |s: u64, e: f64| ScoreSpec { estimate: Some(e), ..Default::default() }.score("gap", s).unwrap();
+        let g = combine("gap", &[free(0, 0.2), free(1, 0.9), free(2, 0.9)]).unwrap();
+        assert!(g.low < -0.3 && g.high > 1.6, "{g:?}");
+        // Seeds that state different ranges are one script scoring two ways.
+        let wide = ScoreSpec { range: Some([-1.0, 1.0]), ..spec_items(vec![0.0, 1.0]) }.score("rate", 1).unwrap();
+        assert!(combine("rate", &[seed(0, 0.5), wide]).unwrap_err().to_string().contains("range"));
     }
 
     fn s_items() -> Vec<f64> {
@@ -300,6 +371,7 @@ mod tests {
             chance: None,
             sd: None,
             per_seed: vec![SeedScore { seed, estimate: e, low: e - 0.01, high: e + 0.01 }],
+            range: None,
         };
         let c = combine("k", &[run(0, 0.40), run(1, 0.50), run(2, 0.60)]).unwrap();
         assert!((c.estimate - 0.5).abs() < 1e-12);

@@ -8,7 +8,7 @@
 //! results::substitution("XNLI dev sentences replace the study's back-translated paraphrases");
 //! results::score("en-fr/p1", #{ items: hits, chance: 0.0001 });   // 95 % bootstrap interval over items
 //! results::score("en-fr/f1", #{ ratio: per_sentence_num_den, scale: 100.0 });
-//! results::score("en-fr/cka/L3", #{ estimate: 0.41 });             // no per-item form: interval from seeds
+//! results::score("en-fr/cka/L3", #{ estimate: 0.41, range: [0.0, 1.0] });  // no per-item form: interval from seeds
 //! results::claim(#{ id: "order", source: "Emerging §5.2", quote: "…", statement: "…", paper: "0.69 > 0.58",
 //!                   checks: [#{ left: "bi/avg", op: ">", right: "mono/avg", label: "en-fr" }] });
 //! results::chart(#{ kind: "Line", title: "…", … });   // a crate::plot ChartSpec as a map

@@ -125,7 +125,8 @@ pub fn markdown(entries: &[Entry]) -> String {
          Each claim of the two papers is a predicate over our scores. Every score carries a 95 % interval: a \
          bootstrap over test items (1,000 resamples) at one seed — when every item is the same (0 correct of 41), the \
          exact binomial bound of the items' range instead of a zero-width interval — and with N ≥ 2 seeds the wider \
-         of the Student-t interval over seeds and the averaged bootstrap (`src/claims/score.rs`). The verdict rule \
+         of the Student-t interval over seeds and the averaged bootstrap, cut to the values the score can take \
+         (`src/claims/score.rs`). The verdict rule \
          (`src/claims/rule.rs`): `a > b` is **supported** when the intervals are apart in that order, \
          **contradicted** when they are apart in the other order, and *inconclusive* when they overlap, when both \
          scores sit at their chance level, or when a score has no interval (one seed of a statistic without \
@@ -167,6 +168,7 @@ mod tests {
             chance: None,
             sd: None,
             per_seed: vec![SeedScore { seed: 0, estimate: e, low: e - half, high: e + half }],
+            range: None,
         }
     }
 
