@@ -6,14 +6,16 @@
 #   CROSSLING_SCALE=cpu notebooks/check.sh --inplace fig7
 #                                      execute into the notebooks themselves (to commit their outputs); the figure
 #                                      outputs go to out/notebooks/SCALE/figures/, so the records in figures/ (with
-#                                      the provenance of their full runs) stay as they are. At cpu each notebook runs
-#                                      with as many seeds as its committed record (figures/ID.json), so its claims
-#                                      table is the one REPRODUCTION.md gives
+#                                      the provenance of their full runs) stay as they are
+#
+# At cpu each notebook runs with as many seeds as its committed record (figures/ID.json), so its claims table is the
+# one REPRODUCTION.md gives. To commit outputs from a clean tree (the provenance names the commit only when no tracked
+# file has changed; --inplace changes them one by one), run with CHECK_OUT=DIR and copy DIR/*.ipynb into notebooks/.
 #
 # Environment: CROSSLING_SCALE (default smoke here); CHECK_OUT=DIR keeps the executed notebooks and figure outputs
 # there (default: a temporary folder, removed on success; out/notebooks/SCALE with --inplace); CHECK_TIMEOUT per cell
 # in seconds (default 3600: the first cell compiles crossling inside the kernel); CROSSLING_SEEDS, the seeds of every
-# notebook's run (default 1, or with --inplace at cpu the committed record's). figures/ is never written, and the
+# notebook's run (default 1, or at cpu the committed record's). figures/ is never written, and the
 # committed notebooks only with --inplace.
 # Needs ./setup.sh --notebooks. The notebooks are first checked against notebooks/build.py (build.py --check).
 set -euo pipefail
@@ -60,7 +62,7 @@ for nb in "${notebooks[@]}"; do
   # nbconvert runs the kernel in the notebook's own folder, so `:dep crossling = { path = ".." }` is the project.
   if [ "$INPLACE" = 1 ]; then where=(--inplace); executed="$nb"; else where=(--output-dir "$OUT" --output "$name"); executed="$OUT/$name.ipynb"; fi
   seeds="${CROSSLING_SEEDS:-1}"
-  if [ -z "${CROSSLING_SEEDS:-}" ] && [ "$INPLACE" = 1 ] && [ "$CROSSLING_SCALE" = cpu ] && [ -f "$ROOT/figures/$name.json" ]; then
+  if [ -z "${CROSSLING_SEEDS:-}" ] && [ "$CROSSLING_SCALE" = cpu ] && [ -f "$ROOT/figures/$name.json" ]; then
     seeds="$("$ROOT/.venv/bin/python" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["provenance"].get("seeds") or [0]))' "$ROOT/figures/$name.json")"
   fi
   if CROSSLING_SEEDS="$seeds" "$JUPYTER" nbconvert --to notebook --execute "${where[@]}" \
