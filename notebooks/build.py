@@ -263,10 +263,12 @@ def figure_notebook(f):
         "## Run it\n\n"
         f"`run_script` is what `cargo run --release -- figure {fid} --scale $CROSSLING_SCALE` calls: it runs the "
         f"script, writes `{fid}.json` (values, caption, provenance) into the outputs folder and renders the charts "
-        "(PNG + SVG) or tables (Markdown + CSV) from it."))
+        "(PNG + SVG) or tables (Markdown + CSV) from it. `$CROSSLING_SEEDS` (default 1) is its `--seeds N`: the "
+        "models of each seed are trained (or taken from the cache) and every score is combined over the seeds."))
     cells.append(new_code_cell(
         "let mut opts = RunOptions::figure(scale, out_dir.clone());\n"
         'opts.device = std::env::var("CROSSLING_DEVICE").unwrap_or_else(|_| "cpu".to_string());\n'
+        'opts.seeds = std::env::var("CROSSLING_SEEDS").map_or(Ok(1), |s| s.parse::<usize>())?.max(1);\n'
         "let record: FigureRecord = run_script(&script, id, &opts)?;\n"
         'println!("{}: {} ({:.1} s at {} scale) -> {}", record.id, record.title, record.provenance.wall_time_s,\n'
         '         record.provenance.scale, shown(&project, &out_dir.join(format!("{id}.json"))));'))

@@ -8,9 +8,14 @@
 #                                      outputs go to out/notebooks/SCALE/figures/, so the records in figures/ (with
 #                                      the provenance of their full runs) stay as they are
 #
+# At cpu each notebook runs with as many seeds as its committed record (figures/ID.json), so its claims table is the
+# one REPRODUCTION.md gives. To commit outputs from a clean tree (the provenance names the commit only when no tracked
+# file has changed; --inplace changes them one by one), run with CHECK_OUT=DIR and copy DIR/*.ipynb into notebooks/.
+#
 # Environment: CROSSLING_SCALE (default smoke here); CHECK_OUT=DIR keeps the executed notebooks and figure outputs
 # there (default: a temporary folder, removed on success; out/notebooks/SCALE with --inplace); CHECK_TIMEOUT per cell
-# in seconds (default 3600: the first cell compiles crossling inside the kernel). figures/ is never written, and the
+# in seconds (default 3600: the first cell compiles crossling inside the kernel); CROSSLING_SEEDS, the seeds of every
+# notebook's run (default 1, or at cpu the committed record's). figures/ is never written, and the
 # committed notebooks only with --inplace.
 # Needs ./setup.sh --notebooks. The notebooks are first checked against notebooks/build.py (build.py --check).
 set -euo pipefail
@@ -56,7 +61,11 @@ for nb in "${notebooks[@]}"; do
   t0=$SECONDS
   # nbconvert runs the kernel in the notebook's own folder, so `:dep crossling = { path = ".." }` is the project.
   if [ "$INPLACE" = 1 ]; then where=(--inplace); executed="$nb"; else where=(--output-dir "$OUT" --output "$name"); executed="$OUT/$name.ipynb"; fi
-  if "$JUPYTER" nbconvert --to notebook --execute "${where[@]}" \
+  seeds="${CROSSLING_SEEDS:-1}"
+  if [ -z "${CROSSLING_SEEDS:-}" ] && [ "$CROSSLING_SCALE" = cpu ] && [ -f "$ROOT/figures/$name.json" ]; then
+    seeds="$("$ROOT/.venv/bin/python" -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["provenance"].get("seeds") or [0]))' "$ROOT/figures/$name.json")"
+  fi
+  if CROSSLING_SEEDS="$seeds" "$JUPYTER" nbconvert --to notebook --execute "${where[@]}" \
        --ExecutePreprocessor.kernel_name=crossling-rust \
        --ExecutePreprocessor.timeout="${CHECK_TIMEOUT:-3600}" "$nb" >"$OUT/$name.log" 2>&1 \
      && times="$("$ROOT/.venv/bin/python" - "$executed" 2>>"$OUT/$name.log" <<'PY'
@@ -87,7 +96,7 @@ if compile_s is not None:
 PY
 )"
   then
-    printf 'check: ok     %-12s %5d s %s\n' "$name" $((SECONDS - t0)) "$times"
+    printf 'check: ok     %-12s %5d s %s, %d seed(s)\n' "$name" $((SECONDS - t0)) "$times" "$seeds"
   else
     printf 'check: FAILED %-12s %5d s (log: %s)\n' "$name" $((SECONDS - t0)) "$OUT/$name.log"
     tail -n 30 "$OUT/$name.log" | sed 's/^/    /'
