@@ -114,7 +114,9 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     }
 
     let score_runs: Vec<_> = runs.iter().map(|r| r.scores.clone()).collect();
+    let later: Vec<FigureRecord> = runs.drain(1..).collect();
     let mut record = runs.swap_remove(0);
+    merge_seed_provenance(&mut record.provenance, &seeds[1..], &later);
     record.scores = crate::claims::score::combine_all(&score_runs)
         .map_err(|e| Error::Invalid(format!("{}: {e}", script.display())))?;
     let scores = record.scores.clone();
@@ -146,6 +148,22 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     record.save(&opts.out_dir.join(format!("{id}.json")))?;
     super::render::render_record(&record, &opts.out_dir)?;
     Ok(record)
+}
+
+/// Adds the models and data files of the later seeds' runs to the first seed's provenance, so a record of
+/// `--seeds N` names every model its scores rest on: a model the same at every seed (a seed-independent baseline)
+/// once, another seed's model as `NAME (seed S)`.
+fn merge_seed_provenance(first: &mut super::record::Provenance, seeds: &[u64], later: &[FigureRecord]) {
+    for (seed, run) in seeds.iter().zip(later) {
+        for (name, model) in &run.provenance.models {
+            if first.models.get(name) != Some(model) {
+                first.models.insert(format!("{name} (seed {seed})"), model.clone());
+            }
+        }
+        for (path, sha) in &run.provenance.data {
+            first.data.entry(path.clone()).or_insert_with(|| sha.clone());
+        }
+    }
 }
 
 /// Refuses to replace the record at `path` when it holds another scale than `scale` (unless `force`): the
@@ -195,6 +213,30 @@ mod tests {
         assert!(e.contains("scale 'cpu'") && e.contains("--force"), "{e}");
         assert!(refuse_other_scale(&path, Scale::Cpu, false).is_ok());
         assert!(refuse_other_scale(&path, Scale::Smoke, true).is_ok());
+    }
+
+    #[test]
+    fn a_record_of_several_seeds_names_every_seeds_models() {
+        let run = |models: &[(&str, &str)], data: &[(&str, &str)]| {
+            let mut r = FigureRecord::default();
+            for (name, folder) in models {
+                r.provenance.models.insert(name.to_string(), serde_json::json!({ "dir": folder }));
+            }
+            for (path, sha) in data {
+                r.provenance.data.insert(path.to_string(), sha.to_string());
+            }
+            r
+        };
+        let mut first = run(&[("mono-en", "mono-en-s0"), ("fasttext", "ft")], &[("a.txt", "1")]).provenance;
+        let later = [
+            run(&[("mono-en", "mono-en-s1"), ("fasttext", "ft")], &[("a.txt", "1"), ("b.txt", "2")]),
+            run(&[("mono-en", "mono-en-s2")], &[]),
+        ];
+        merge_seed_provenance(&mut first, &[1, 2], &later);
+        let names: Vec<&str> = first.models.keys().map(String::as_str).collect();
+        assert_eq!(names, ["fasttext", "mono-en", "mono-en (seed 1)", "mono-en (seed 2)"]);
+        assert_eq!(first.models["mono-en (seed 2)"]["dir"], "mono-en-s2");
+        assert_eq!(first.data.len(), 2);
     }
 
     #[test]
