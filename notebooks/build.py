@@ -176,6 +176,14 @@ LANGUAGE_INFO = {"name": "Rust", "file_extension": ".rs", "mimetype": "text/rust
                  "pygment_lexer": "rust", "version": ""}
 
 
+
+def indent_block(code):
+    """`code` inside `{ … };`: evcxr cannot keep variables that borrow (the task context and request) between
+    cells, so the library cell runs as one block."""
+    body = "\n".join("    " + line if line else line for line in code.split("\n"))
+    return ("{  // one block: evcxr cannot keep variables that borrow (ctx, req) from one cell to the next\n"
+            + body + "\n};")
+
 def rust_str(s):
     """`s` as the inside of a Rust string literal used as a format string (println!)."""
     return s.replace("\\", "\\\\").replace('"', '\\"').replace("{", "{{").replace("}", "}}")
@@ -304,7 +312,7 @@ def figure_notebook(f):
             f"write one result cache. Here the {name} run on the `{preset}` {pair} model, asked for as the script asks "
             "for it (`train::model(#{ preset, langs })` is `ModelRequest::locate`), comes from that cache and equals "
             "the record's value."))
-        cells.append(new_code_cell(
+        cells.append(new_code_cell(indent_block(
             "use crossling::tasks::run::{run_task, ModelFolder, TaskContext, TaskKind, TaskRequest};\n"
             "use crossling::train::request::ModelRequest;\n"
             "let compute = opts.compute;\n"
@@ -320,7 +328,7 @@ def figure_notebook(f):
             "    cached_only: false, progress: false, log: &log };\n"
             "let out = run_task(&ctx, &req)?;\n"
             f"println!(\"{name} on {preset} {pair}, seed {{seed}}: {lang} {{:.4}}, English dev {{:.4}} (from the cache: {{}})\",\n"
-            f"         out.run.scores[\"{lang}\"], out.run.en_dev, out.cached);"))
+            f"         out.run.scores[\"{lang}\"], out.run.en_dev, out.cached);")))
     cells.append(new_markdown_cell(
         "## Our numbers and the paper's\n\n"
         f"From `{fid}.json`: the caption (scale and every substitution of the study's setup), each value (long ones "
