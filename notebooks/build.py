@@ -52,7 +52,7 @@ FIGURES = [
                "and Chinese) as bars: cross-lingual transfer survives different domains and no shared vocabulary, "
                "and parameter sharing is what matters most.",
          data="The runs of table1 (cached by model weights and settings): run `table1` first.",
-         cpu_time="4.3 s from table1's cached runs",
+         cpu_time="4.3 s from table1's cached runs (old presets; its re-run at the new presets is in progress)",
          paper="The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`)."),
     dict(id="fig4", study="Emerging", ref="Figure 4", title="Word alignment of monolingual models",
          claim="Word representations of independently trained monolingual models can be aligned by an orthogonal "
@@ -60,30 +60,30 @@ FIGURES = [
                "contextual (per layer, corpus-averaged) word vectors, beside fastText-style vectors.",
          data="MUSE en-fr/de/ru/zh (train / test split); 10,000 training sentences of each of 5 `mono` models; "
               "fastText-style vectors trained on each model's corpus.",
-         cpu_time="38 min 8 s from an empty model cache"),
+         cpu_time="new presets, `--seeds 3`: 17 min 46 s with the models cached by fig7 (fastText-style vectors trained per seed)"),
     dict(id="fig5", study="Emerging", ref="Figure 5", title="Contextual word alignment transfer per layer",
          claim="Contextual representations of monolingual models, aligned layer by layer with a Procrustes map fit "
                "on word-aligned parallel sentences, support zero-shot transfer (NER, parsing) through task layers "
                "trained on English (\"MLM align\"), compared with a bilingual model (\"biMLM\").",
          data="XNLI dev + test (maps); PAN-X; UD LinES, ParTUT, EWT, GSD; 4 `mono` + 3 `default` models.",
-         cpu_time="46 min 23 s with its models cached (about 3 min per model otherwise)"),
+         cpu_time="new presets: 6,347.8 s with its models cached (one thread beside two other processes); 3.6 s from its cached runs"),
     dict(id="fig6", study="Emerging", ref="Figure 6", title="Sentence retrieval after Procrustes per layer",
          claim="Sentence representations of separately trained monolingual models are related by a linear map: "
                "after Procrustes (fit on parallel sentences) a sentence retrieves its translation, at every layer.",
          data="XNLI dev (map), Tatoeba (test); 5 `mono` models.",
-         cpu_time="7.4 s with the mono models cached (about 2 min per model otherwise)"),
+         cpu_time="new presets, `--seeds 3`: 129.9 s with fig7's models cached"),
     dict(id="fig7", study="Emerging", ref="Figure 7", title="Linear CKA per layer",
          claim="Linear CKA between representations of parallel sentences, per layer, for bilingual models, pairs "
                "of monolingual models and random encoders: how similar the representations of two languages are "
                "without any learnt map.",
          data="XNLI dev; ELTeC en/fr/de, novels ru/zh; 6 `mono` + 4 `default` models.",
-         cpu_time="26 min 39 s from an empty model cache"),
+         cpu_time="new presets, `--seeds 2`: 97.6 min from an empty cache (21 models on two cores); one seed (the README's quick start) not timed, about 50 min estimated"),
     dict(id="table1", study="Emerging", ref="Table 1", title="Ablation results (XNLI, NER, parsing)",
          claim="Zero-shot cross-lingual transfer of bilingual MLMs under ablations of domain, anchor points "
                "(shared subwords) and parameter sharing: transfer emerges even without shared vocabulary or with "
                "different domains; sharing the upper layers is what matters most.",
          data="MNLI, XNLI dev; PAN-X; UD LinES, ParTUT, EWT, GSD; 10 ablations x en-fr/ru/zh.",
-         cpu_time="about 12 hours of one-thread compute from an empty cache (30 bilingual models, 2.2 h; 90 fine-tunings, 9.7 h), about 6 hours with two processes; seconds from the cache",
+         cpu_time="old presets: about 12 one-thread hours from an empty cache (30 bilingual models, 2.2 h; 90 fine-tunings, 9.7 h); its re-run at the new presets is in progress (the planner estimates about 16 one-thread hours)",
          paper="The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`).",
          library=("NER", "ner", "default", "en-fr", "fr")),
     dict(id="table1-synthetic", study="crossling", ref="issue 25", title="Table 1's ablations on the synthetic pair en–enx",
@@ -91,7 +91,7 @@ FIGURES = [
                "word-order-reversed control enxrev: zero-shot XNLI / NER / parsing beside the same model's English "
                "score on the same sentences, testing the mechanism claims free of real-language confounds.",
          data="MNLI, XNLI dev; PAN-X English; UD LinES, ParTUT, EWT; 11 bilingual models over English halves.",
-         cpu_time="not yet run at cpu (about 11 models and 33 fine-tunings)",
+         cpu_time="about 5.5 one-thread hours at the new presets (11 models, 33 fine-tunings); in progress",
          paper="The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`)."),
     dict(id="emergence", study="crossling", ref="issue 25", title="Emergence curves over the pre-training budget",
          claim="Not a figure of the studies: how the cross-lingual structure they measure (retrieval with and "
@@ -107,48 +107,48 @@ FIGURES = [
                "translation with the identity dictionary, CKA and zero-shot NER over the pre-training budget.",
          data="XNLI dev + test (English, rewritten), MUSE en words, PAN-X English (rewritten); ELTeC English, "
               "two halves of 100k sentences; two models with five snapshots each.",
-         cpu_time="see the README (Emergence); the two models about 60 min each on one thread beside other work"),
+         cpu_time="19 min 41 s with its models cached; the two models about 61 min each on one thread beside other work"),
     dict(id="liu-fig1", study="Liu", ref="Figure 1", title="Word retrieval MRR, small data",
          claim="A multilingual BERT against GloVe and word2vec trained on exactly the same (small) data: "
                "cross-lingual word retrieval MRR en->fr/de/ru/zh, with no mapping between languages.",
          data="MUSE en-fr/de/ru/zh; the `multilingual` model at the small data size, with GloVe and word2vec "
               "on its own sentences and tokens.",
-         cpu_time="10 min 17 s from an empty model cache (33 s with the models cached)"),
+         cpu_time="new presets: 278.0 s with the models and static vectors cached"),
     dict(id="liu-fig2", study="Liu", ref="Figure 2", title="XNLI, small data",
          claim="Zero-shot XNLI (trained on English, tested on the other languages) of GloVe, word2vec and a "
                "multilingual BERT trained on the same small data, each read frozen by the same classifier.",
          data="MNLI, XNLI; the small-data `multilingual` model and GloVe / word2vec on its sentences and tokens.",
-         cpu_time="15 min 49 s with the models and static vectors cached (three classifiers; seconds once their "
-                  "results are in the task cache)"),
+         cpu_time="new presets: 0.7 s with its frozen-NLI runs in the task cache (three classifiers, about 15 min "
+                  "otherwise)"),
     dict(id="liu-fig3", study="Liu", ref="Figure 3", title="Word retrieval MRR, big data",
          claim="The comparison of Figure 1 with five times more data (the study's 1000k sentences per language): "
                "in the study BERT's advantage over the static embeddings grows with the data size.",
          data="MUSE en-fr/de/ru/zh; the `multilingual` model at the big data size (liu-fig7's model), with GloVe and "
               "word2vec on its own sentences and tokens.",
-         cpu_time="12 min 12 s from an empty model cache (33 s with the models cached)"),
+         cpu_time="new presets: 467.0 s with the models and static vectors cached"),
     dict(id="liu-fig4", study="Liu", ref="Figure 4", title="XNLI, big data",
          claim="The comparison of Figure 2 at the big data size (the study's 1000k sentences per language).",
          data="MNLI, XNLI; the big-data `multilingual` model (liu-fig7's) and GloVe / word2vec on its sentences "
               "and tokens.",
-         cpu_time="20 min 34 s with the models and static vectors cached (three classifiers; seconds once their "
-                  "results are in the task cache)"),
+         cpu_time="new presets: 2,556.9 s with the models and static vectors cached (three frozen-NLI classifiers; "
+                  "one thread beside another run)"),
     dict(id="liu-fig5", study="Liu", ref="Figure 5", title="Context window and MRR",
          claim="BERT's context window matters for its cross-lingual ability: the model pre-trained on 20-token "
                "segments retrieves word translations worse than the one pre-trained on full-length streams.",
          data="As liu-fig1 / liu-fig3, with the multilingual model also pre-trained on 20-token segments, both sizes.",
-         cpu_time="16 min 53 s (the full-stream models cached)"),
+         cpu_time="new presets: 796.2 s with every model cached"),
     dict(id="liu-fig6", study="Liu", ref="Figure 6", title="Context window and XNLI",
          claim="The context-window ablation of Figure 5 on zero-shot XNLI: full-length streams against 20-token "
                "segments at both data sizes, each model read frozen by the same classifier, and the percentage "
                "drop the short window costs.",
          data="MNLI, XNLI; the multilingual models of liu-fig5 (full-length and 20-token streams, both sizes).",
-         cpu_time="17 min 8 s with the models cached and the full-stream runs in the task cache (two classifiers)"),
+         cpu_time="new presets: 2,727.5 s with the models cached (frozen NLI on four models; one thread beside another run)"),
     dict(id="liu-fig7", study="Liu", ref="Figure 7", title="Convert rate over alpha x layer",
          claim="Language identity sits in the mean of a language's representations: adding alpha times the mean "
                "difference D = R(target) - R(source) to a token's representation (MDS) and decoding with the MLM "
                "head turns the output into the target language; the convert rate rises with alpha.",
          data="XNLI dev; the `multilingual` model (2,400 steps at cpu), or any HF BERT given as `mbert`.",
-         cpu_time="18 min 39 s from an empty model cache"),
+         cpu_time="new presets: one seed's MDS grid 867.5 s with the model cached; `--seeds 3` 3,917.2 s including the seed-2 model"),
     dict(id="liu-fig8", study="Liu", ref="Figure 8", title="BLEU-1 of unsupervised token translation",
          claim="With MDS the MLM translates token by token without supervision: BLEU-1 against alpha at each "
                "direction's best layer rises from alpha = 0 and peaks at an intermediate alpha.",
@@ -168,13 +168,21 @@ FIGURES = [
                "is fine-tuned on English, against fine-tuning only the upper half and adding the mean-difference "
                "shift at the top of the frozen half at test time.",
          data="MNLI; XNLI dev en/fr/de/ru/zh; the `multilingual` model (or `mbert`).",
-         cpu_time="26 min from an empty model cache"),
+         cpu_time="new presets: 841.0 s with the model and its first NLI fine-tuning cached"),
 ]
 
 KERNELSPEC = {"name": "crossling-rust", "display_name": "Rust (crossling)", "language": "rust"}
 LANGUAGE_INFO = {"name": "Rust", "file_extension": ".rs", "mimetype": "text/rust", "codemirror_mode": "rust",
                  "pygment_lexer": "rust", "version": ""}
 
+
+
+def indent_block(code):
+    """`code` inside `{ … };`: evcxr cannot keep variables that borrow (the task context and request) between
+    cells, so the library cell runs as one block."""
+    body = "\n".join("    " + line if line else line for line in code.split("\n"))
+    return ("{  // one block: evcxr cannot keep variables that borrow (ctx, req) from one cell to the next\n"
+            + body + "\n};")
 
 def rust_str(s):
     """`s` as the inside of a Rust string literal used as a format string (println!)."""
@@ -267,7 +275,8 @@ def figure_notebook(f):
         "models of each seed are trained (or taken from the cache) and every score is combined over the seeds."))
     cells.append(new_code_cell(
         "let mut opts = RunOptions::figure(scale, out_dir.clone());\n"
-        'opts.device = std::env::var("CROSSLING_DEVICE").unwrap_or_else(|_| "cpu".to_string());\n'
+        'let device = std::env::var("CROSSLING_DEVICE").unwrap_or_else(|_| "cpu".to_string());\n'
+        "opts.compute = crossling::device::Compute::resolve(&device, crossling::device::Precision::Auto)?;\n"
         'opts.seeds = std::env::var("CROSSLING_SEEDS").map_or(Ok(1), |s| s.parse::<usize>())?.max(1);\n'
         "let record: FigureRecord = run_script(&script, id, &opts)?;\n"
         'println!("{}: {} ({:.1} s at {} scale) -> {}", record.id, record.title, record.provenance.wall_time_s,\n'
@@ -303,10 +312,10 @@ def figure_notebook(f):
             f"write one result cache. Here the {name} run on the `{preset}` {pair} model, asked for as the script asks "
             "for it (`train::model(#{ preset, langs })` is `ModelRequest::locate`), comes from that cache and equals "
             "the record's value."))
-        cells.append(new_code_cell(
+        cells.append(new_code_cell(indent_block(
             "use crossling::tasks::run::{run_task, ModelFolder, TaskContext, TaskKind, TaskRequest};\n"
             "use crossling::train::request::ModelRequest;\n"
-            "let compute = crossling::device::Compute::resolve(&opts.device, crossling::device::Precision::Auto)?;\n"
+            "let compute = opts.compute;\n"
             "let catalog = crossling::data::manifest::Catalog::load_default()?;\n"
             "let roots = crossling::data::resolve::DataRoots::from_env();\n"
             "let seed = record.provenance.seed;\n"
@@ -319,7 +328,7 @@ def figure_notebook(f):
             "    cached_only: false, progress: false, log: &log };\n"
             "let out = run_task(&ctx, &req)?;\n"
             f"println!(\"{name} on {preset} {pair}, seed {{seed}}: {lang} {{:.4}}, English dev {{:.4}} (from the cache: {{}})\",\n"
-            f"         out.run.scores[\"{lang}\"], out.run.en_dev, out.cached);"))
+            f"         out.run.scores[\"{lang}\"], out.run.en_dev, out.cached);")))
     cells.append(new_markdown_cell(
         "## Our numbers and the paper's\n\n"
         f"From `{fid}.json`: the caption (scale and every substitution of the study's setup), each value (long ones "
@@ -354,7 +363,8 @@ def figure_notebook(f):
         f"`let script = project.join(\"out/my-{fid}.rhai\");` and `let out_dir = project.join(\"out/my\");`, and "
         "re-run from *Run it*, so `figures/` keeps the reference outputs.\n"
         "- **Change the run**: `scale` (`smoke` to try a change in seconds, `cpu`, `paper` for a GPU), `seed`, "
-        "`device` (`cuda`), `fresh: true` (retrain instead of using cached models) in `RunOptions`; "
+        "`compute` (`$CROSSLING_DEVICE=cuda`, or `Compute::resolve(\"cuda\", Precision::Auto)?`), `seeds`, "
+        "`fresh: true` (retrain instead of using cached models) in `RunOptions`; "
         "`given_models` takes a Hugging Face BERT folder by name, e.g. "
         "`[(\"mbert\".to_string(), PathBuf::from(\"/models/bert-base-multilingual-cased\"))].into()` for the Liu "
         "scripts that accept one.\n"
@@ -398,7 +408,7 @@ def index_notebook(made, missing):
             "`figures/` are at this scale; which of the studies' claims hold there, with intervals and verdicts, is "
             "in `REPRODUCTION.md` (each notebook prints its figure's claims under the image).\n"
             "- `paper`: the studies' hyper-parameters (8 layers, 12 heads, 768 wide, 256-token streams, ...), meant "
-            "for a GPU (`device: \"cuda\"`); not run yet.\n\n"
+            "for a GPU (`CROSSLING_DEVICE=cuda`); not run yet.\n\n"
             "At `cpu` a notebook writes into the project's `figures/` (as `cargo run -- figure` does); at other "
             "scales into `out/notebooks/SCALE/`; `$CROSSLING_NOTEBOOK_OUT` chooses another folder."),
         new_markdown_cell(
@@ -429,6 +439,34 @@ def index_notebook(made, missing):
     return with_ids(new_notebook(cells=cells, metadata={"kernelspec": KERNELSPEC, "language_info": LANGUAGE_INFO}),
                     "index")
 
+
+
+# The code cells of one figure notebook as a Rust function in tests/, so `cargo test` compiles what the notebooks run
+# (check.sh runs them but needs Jupyter and evcxr, so it is not part of `cargo test`; an API change once broke every
+# notebook's run cell unnoticed). table1's notebook has every kind of cell, the library call included.
+COMPILED_NOTEBOOK = "table1"
+COMPILED_PATH = ROOT / "tests" / "notebook_cells.rs"
+
+
+def compiled_cells(nb):
+    body = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        lines = [line for line in cell.source.split("\n") if not line.startswith(":dep ")]
+        body += ["    " + line if line else line for line in lines]
+    return (
+        f"//! Generated by notebooks/build.py from notebooks/{COMPILED_NOTEBOOK}.ipynb; do not edit. The notebook's code\n"
+        "//! cells (setup, script, run, figure, claims, the library call, values) as one function, so `cargo test` compiles\n"
+        "//! what every figure notebook runs and an API change that breaks the notebooks fails the build here\n"
+        "//! (`notebooks/check.sh` executes them, but needs Jupyter and evcxr and is not part of `cargo test`). Nothing\n"
+        "//! runs: the function needs a real run's data and models; compiling is the check.\n"
+        "#![allow(dead_code, unused_variables, unused_imports, clippy::all)]\n\n"
+        "#[rustfmt::skip]\n"
+        f"fn {COMPILED_NOTEBOOK.replace('-', '_')}_notebook() -> Result<(), Box<dyn std::error::Error>> {{\n"
+        + "\n".join(body)
+        + "\n    Ok(())\n}\n"
+    )
 
 def merge_outputs(new, path):
     """Keeps the outputs of an existing notebook's cells whose source is unchanged: each new cell takes the outputs
@@ -485,6 +523,13 @@ def main(argv):
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
             print(f"wrote {path.relative_to(ROOT)}")
+    compiled = compiled_cells(wanted[HERE / f"{COMPILED_NOTEBOOK}.ipynb"])
+    if check:
+        if not COMPILED_PATH.exists() or COMPILED_PATH.read_text(encoding="utf-8") != compiled:
+            stale.append(str(COMPILED_PATH.relative_to(ROOT)))
+    elif not COMPILED_PATH.exists() or COMPILED_PATH.read_text(encoding="utf-8") != compiled:
+        COMPILED_PATH.write_text(compiled, encoding="utf-8")
+        print(f"wrote {COMPILED_PATH.relative_to(ROOT)}")
     orphans = sorted(p.name for p in HERE.glob("*.ipynb") if p not in wanted)
     if missing:
         print(f"no script yet (no notebook): {', '.join(missing)}")
