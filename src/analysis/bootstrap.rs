@@ -52,6 +52,15 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
 }
 
+/// Checks that `range` is `[low, high]` with finite low < high.
+pub fn check_range(range: [f64; 2]) -> Result<()> {
+    let [lo, hi] = range;
+    if !lo.is_finite() || !hi.is_finite() || lo >= hi {
+        return Err(Error::Invalid(format!("a range needs finite low < high, got [{lo}, {hi}]")));
+    }
+    Ok(())
+}
+
 /// Percentile bootstrap interval of the mean of `values`, each in `range` (checked; see the module docs for why
 /// the range matters).
 pub fn mean_interval(values: &[f64], range: [f64; 2], resamples: usize, level: f64, seed: u64) -> Result<Interval> {
@@ -61,10 +70,8 @@ pub fn mean_interval(values: &[f64], range: [f64; 2], resamples: usize, level: f
             values.len()
         )));
     }
+    check_range(range)?;
     let [lo, hi] = range;
-    if !lo.is_finite() || !hi.is_finite() || lo >= hi {
-        return Err(Error::Invalid(format!("an item range needs finite low < high, got [{lo}, {hi}]")));
-    }
     if let Some(v) = values.iter().find(|&&v| !(lo <= v && v <= hi)) {
         return Err(Error::Invalid(format!("item {v} lies outside its stated range [{lo}, {hi}]")));
     }

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::bootstrap::{mean_interval, ratio_interval};
+use crate::analysis::bootstrap::{check_range, mean_interval, ratio_interval};
 use crate::error::{Error, Result};
 
 /// Bootstrap resamples of every score.
@@ -132,10 +132,8 @@ impl ScoreSpec {
                  numerator lies between 0 and its denominator"
             )));
         }
-        if let Some([lo, hi]) = self.range {
-            if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-                return Err(Error::Invalid(format!("score '{key}': range must be [low, high] with low < high")));
-            }
+        if let Some(range) = self.range {
+            check_range(range).map_err(|e| named(key, e))?;
         }
         let given = [self.items.is_some(), self.ratio.is_some(), self.estimate.is_some()];
         if given.iter().filter(|&&g| g).count() != 1 {
