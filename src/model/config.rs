@@ -15,9 +15,10 @@ use crate::scale::Scale;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SharingPlan {
-    /// Separate word embeddings per language (`bert.embeddings.lang.{lang}.word_embeddings.weight`); the tied
-    /// output softmax of a language uses that language's embeddings and its own bias
-    /// (`cls.predictions.lang.{lang}.bias`). Position embeddings and the embedding LayerNorm stay shared.
+    /// Separate word and position embeddings per language (`bert.embeddings.lang.{lang}.word_embeddings.weight`,
+    /// `….lang.{lang}.position_embeddings.weight`: "the embedding layers (including positional embeddings)", §4.3);
+    /// the tied output softmax of a language uses that language's embeddings and its own bias
+    /// (`cls.predictions.lang.{lang}.bias`). The embedding LayerNorm stays shared.
     pub sep_emb: bool,
     /// Number of bottom transformer layers (layers `0..k`, i.e. the paper's L1..Lk) that get one copy per
     /// language (`bert.encoder.layer.{i}.lang.{lang}.…`).

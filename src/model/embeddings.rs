@@ -1,6 +1,8 @@
 //! Input embeddings of BERT (Devlin et al. 2019): learned token + learned position embeddings, LayerNorm,
-//! dropout. With the *Sep Emb* ablation of Wu et al. (2020, §4) each language has its own word embeddings at
-//! `embeddings.lang.{lang}.word_embeddings.weight`; positions and the LayerNorm stay shared.
+//! dropout. With the *Sep Emb* ablation of Wu et al. (2020, §4.3: "the embedding layers (including positional
+//! embeddings)") each language has its own word and position embeddings, at
+//! `embeddings.lang.{lang}.word_embeddings.weight` and `embeddings.lang.{lang}.position_embeddings.weight`; the
+//! LayerNorm (and an imported model's token-type row) stays shared.
 //!
 //! Models imported from Hugging Face also own `token_type_embeddings` (`type_vocab_size > 0`); every position
 //! then gets its row 0 added, which is what HF BERT computes when it is called without `token_type_ids`:
@@ -16,8 +18,8 @@ use crate::error::{Error, Result};
 pub struct Embeddings {
     /// `word_embeddings`, shared or per language; each `[vocab, hidden]`.
     pub word: PerLanguage<nn::Embedding>,
-    /// `position_embeddings`, `[max_positions, hidden]`.
-    pub position: nn::Embedding,
+    /// `position_embeddings`, shared or per language (with the word embeddings); each `[max_positions, hidden]`.
+    pub position: PerLanguage<nn::Embedding>,
     /// `token_type_embeddings`, `[type_vocab_size, hidden]`, when the config has `type_vocab_size > 0`.
     pub token_type: Option<nn::Embedding>,
     /// `LayerNorm`.
@@ -34,7 +36,9 @@ impl Embeddings {
         let word = PerLanguage::build(p, cfg.sharing.sep_emb, &cfg.languages, |q| {
             Ok(nn::embedding(q / "word_embeddings", v, d, ecfg))
         })?;
-        let position = nn::embedding(p / "position_embeddings", cfg.max_positions as i64, d, ecfg);
+        let position = PerLanguage::build(p, cfg.sharing.sep_emb, &cfg.languages, |q| {
+            Ok(nn::embedding(q / "position_embeddings", cfg.max_positions as i64, d, ecfg))
+        })?;
         let token_type = (cfg.type_vocab_size > 0)
             .then(|| nn::embedding(p / "token_type_embeddings", cfg.type_vocab_size as i64, d, ecfg));
         let layer_norm = layer_norm(&(p / "LayerNorm"), cfg.hidden, cfg.layer_norm_eps);
@@ -81,7 +85,7 @@ impl Embeddings {
             }
         }
         let positions = Tensor::arange(seq, (tch::Kind::Int64, input_ids.device())).unsqueeze(0); // [1, seq]
-        let mut x = word.forward(input_ids) + self.position.forward(&positions); // [batch, seq, hidden]
+        let mut x = word.forward(input_ids) + self.position.get(lang)?.forward(&positions); // [batch, seq, hidden]
         if let Some(tt) = &self.token_type {
             x += tt.ws.get(0); // [hidden], broadcast over batch and positions
         }

@@ -220,7 +220,15 @@ fn open_checkpoint(dir: &Path, device: Device) -> Result<LoadedModel> {
     }
     let mut vs = VarStore::new(device);
     let model = MlmModel::new(&vs.root(), &config)?;
-    vs.load(&weights).map_err(|e| Error::format_file(&weights, e.to_string()))?;
+    vs.load(&weights).map_err(|e| {
+        let hint = if config.sharing.sep_emb {
+            " (a Sep Emb checkpoint written before 2026-11-26 shares its position embeddings; Sep Emb now separates \
+             them per language, as Wu et al. 2020 §4.3 do: pre-train it again)"
+        } else {
+            ""
+        };
+        Error::format_file(&weights, format!("{e}{hint}"))
+    })?;
     vs.freeze();
     Ok(LoadedModel {
         model,
@@ -285,5 +293,37 @@ mod tests {
         std::fs::remove_dir_all(run.join("tokenizer")).unwrap();
         let e = LoadedModel::open(&run, Device::Cpu).unwrap_err().to_string();
         assert!(e.contains("no crossling tokenizer"), "{e}");
+    }
+
+    #[test]
+    fn an_old_sep_emb_checkpoint_is_refused_with_the_reason() {
+        // Weights with shared position embeddings (the layout before Sep Emb separated them) under a Sep Emb config.
+        let dir = tempfile::tempdir().unwrap();
+        let run = run_folder(dir.path(), "last");
+        let ck = run.join("last");
+        let mut cfg = ModelConfig::load_json(ck.join(CONFIG_FILE)).unwrap();
+        let vs = VarStore::new(Device::Cpu);
+        MlmModel::new(&vs.root(), &cfg).unwrap();
+        let shared = vs.variables();
+        let mut old: Vec<(String, Tensor)> = Vec::new();
+        for (name, t) in &shared {
+            let per_language = |lang: &str| match name.as_str() {
+                "bert.embeddings.word_embeddings.weight" => {
+                    Some(format!("bert.embeddings.lang.{lang}.word_embeddings.weight"))
+                }
+                "cls.predictions.bias" => Some(format!("cls.predictions.lang.{lang}.bias")),
+                _ => None,
+            };
+            match per_language("en") {
+                Some(_) => old.extend(["en", "fr"].map(|l| (per_language(l).unwrap(), t.copy()))),
+                None => old.push((name.clone(), t.copy())),
+            }
+        }
+        cfg.languages = vec!["en".into(), "fr".into()];
+        cfg.sharing.sep_emb = true;
+        Tensor::write_safetensors(&old, ck.join(MODEL_FILE)).unwrap();
+        cfg.save_json(ck.join(CONFIG_FILE)).unwrap();
+        let e = LoadedModel::open(&run, Device::Cpu).unwrap_err().to_string();
+        assert!(e.contains("position_embeddings") && e.contains("pre-train it again"), "{e}");
     }
 }

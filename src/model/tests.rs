@@ -60,7 +60,6 @@ fn layer_names(prefix: &str) -> Vec<String> {
 
 fn upper_names() -> Vec<String> {
     [
-        "bert.embeddings.position_embeddings.weight",
         "bert.embeddings.LayerNorm.weight",
         "bert.embeddings.LayerNorm.bias",
         "cls.predictions.transform.dense.weight",
@@ -85,6 +84,7 @@ fn parameter_names_match_hugging_face_bert() {
     let (vs, _) = build(&tiny(&[], false, 0));
     let mut expected: BTreeSet<String> = upper_names().into_iter().collect();
     expected.insert("bert.embeddings.word_embeddings.weight".into());
+    expected.insert("bert.embeddings.position_embeddings.weight".into());
     expected.insert("cls.predictions.bias".into());
     for i in 0..2 {
         expected.extend(layer_names(&format!("bert.encoder.layer.{i}")));
@@ -103,11 +103,32 @@ fn separated_parameters_carry_a_language_segment() {
     let mut expected: BTreeSet<String> = upper_names().into_iter().collect();
     expected.extend(layer_names("bert.encoder.layer.1"));
     for lang in ["en", "fr"] {
+        // Sep Emb separates "the embedding layers (including positional embeddings)" (Wu et al. 2020, §4.3).
         expected.insert(format!("bert.embeddings.lang.{lang}.word_embeddings.weight"));
+        expected.insert(format!("bert.embeddings.lang.{lang}.position_embeddings.weight"));
         expected.insert(format!("cls.predictions.lang.{lang}.bias"));
         expected.extend(layer_names(&format!("bert.encoder.layer.0.lang.{lang}")));
     }
     assert_eq!(names(&vs), expected);
+}
+
+#[test]
+fn sep_emb_gives_each_language_its_own_positions() {
+    let _rng = rng_lock();
+    tch::manual_seed(5);
+    let (vs, model) = build(&tiny(&["en", "fr"], true, 0));
+    let (ids, _) = batch();
+    let en = model.encoder.embeddings.forward(&ids, "en", false).unwrap();
+    let fr_before = model.encoder.embeddings.forward(&ids, "fr", false).unwrap();
+    // Changing French's position table changes French's embeddings and leaves English's as they were.
+    tch::no_grad(|| {
+        let mut v = vs.variables();
+        let _ = v.get_mut("bert.embeddings.lang.fr.position_embeddings.weight").unwrap().g_mul_scalar_(3.0);
+    });
+    let en_after = model.encoder.embeddings.forward(&ids, "en", false).unwrap();
+    let fr_after = model.encoder.embeddings.forward(&ids, "fr", false).unwrap();
+    assert_eq!((&en - &en_after).abs().max().double_value(&[]), 0.0);
+    assert!((&fr_before - &fr_after).abs().max().double_value(&[]) > 1e-3);
 }
 
 #[test]

@@ -11,9 +11,13 @@
 //! | `no-anchors` | 2 | per-language BPE with language-prefixed tokens: no shared strings |
 //! | `default-anchors` | 2 | per-language BPE, vocabulary = union (shared strings merge) |
 //! | `extra-anchors` | 2 | `default` + MUSE code-switching of the training text |
-//! | `sep-emb` | 2 | per-language embeddings (and tied softmax) |
-//! | `sep-l1-3`, `sep-l1-6` | 2 | per-language bottom layers 1–3 / 1–6 of 8 |
+//! | `sep-emb` | 2 | per-language BPE, vocabulary = union; per-language word and position embeddings (and tied softmax) |
+//! | `sep-l1-3`, `sep-l1-6` | 2 | per-language BPE, vocabulary = union; per-language bottom layers 1–3 / 1–6 of 8 |
 //! | `sep-emb-l1-3`, `sep-emb-l1-6` | 2 | both |
+//!
+//! The five Sep rows use the per-language BPE of `default-anchors`, as Table 1 gives them ("BPE Merges 40k/40k",
+//! anchors "-" for Sep L1-3 / L1-6 and "0*" for the rows with separate embeddings); Sep Emb separates "the embedding
+//! layers (including positional embeddings)" (§4.3), see [`crate::model::embeddings`].
 //!
 //! Languages are given as one hyphenated list (`en`, `en-fr`, `en-fr-de-ru-zh`); the ablations take exactly two.
 //! A language may be a pseudo-language ([`crate::text::pseudo`]): `en2`, English′, reads the English datasets and
@@ -227,7 +231,9 @@ pub fn preset_at(name: &str, langs: &str, sc: &Pretraining) -> Result<RunConfig>
     };
     let scheme = match ablation {
         "no-anchors" => AnchorScheme::NoAnchors,
-        "default-anchors" => AnchorScheme::PerLanguageUnion,
+        "default-anchors" | "sep-emb" | "sep-l1-3" | "sep-l1-6" | "sep-emb-l1-3" | "sep-emb-l1-6" => {
+            AnchorScheme::PerLanguageUnion
+        }
         _ => AnchorScheme::Joint,
     };
     let mut datasets = BTreeMap::new();
@@ -295,6 +301,17 @@ mod tests {
         assert_eq!(d.tokenizer.scheme, AnchorScheme::Joint);
         assert!(!d.train.model.sharing.sep_emb && d.train.model.sharing.sep_layers == 0 && d.codeswitch.is_none());
         assert_eq!(preset("no-anchors", "en-ru", Scale::Cpu).unwrap().tokenizer.scheme, AnchorScheme::NoAnchors);
+        // Table 1: every Sep row has "BPE Merges 40k/40k", the per-language vocabularies of Default anchors.
+        for ab in ["default-anchors", "sep-emb", "sep-l1-3", "sep-l1-6", "sep-emb-l1-3", "sep-emb-l1-6"] {
+            assert_eq!(
+                preset(ab, "en-zh", Scale::Cpu).unwrap().tokenizer.scheme,
+                AnchorScheme::PerLanguageUnion,
+                "{ab}"
+            );
+        }
+        for ab in ["default", "domain-mismatch", "extra-anchors"] {
+            assert_eq!(preset(ab, "en-zh", Scale::Cpu).unwrap().tokenizer.scheme, AnchorScheme::Joint, "{ab}");
+        }
         assert_eq!(preset("sep-emb-l1-6", "en-zh", Scale::Cpu).unwrap().train.model.sharing.sep_layers, 3);
         assert_eq!(preset("sep-l1-3", "en-zh", Scale::Paper).unwrap().train.model.sharing.sep_layers, 3);
         assert_eq!(preset("extra-anchors", "en-fr", Scale::Smoke).unwrap().codeswitch.unwrap().dictionary, "en-fr");
@@ -324,12 +341,13 @@ mod tests {
     fn joint_vocabularies_with_chinese_limit_the_alphabet() {
         let cov = |name: &str, langs: &str| preset(name, langs, Scale::Cpu).unwrap().tokenizer.character_coverage;
         assert_eq!(cov("default", "en-zh"), Some(RICH_CHARSET_COVERAGE));
-        assert_eq!(cov("sep-emb-l1-6", "en-zh"), Some(RICH_CHARSET_COVERAGE));
+        assert_eq!(cov("domain-mismatch", "en-zh"), Some(RICH_CHARSET_COVERAGE));
         assert_eq!(cov("extra-anchors", "en-zh"), Some(CODESWITCHED_RICH_CHARSET_COVERAGE));
         assert_eq!(cov("multilingual", "en-fr-de-ru-zh"), None);
         assert_eq!(cov("default", "en-fr-de-ru-zh"), None);
         assert_eq!(cov("no-anchors", "en-zh"), None);
         assert_eq!(cov("default-anchors", "en-zh"), None);
+        assert_eq!(cov("sep-emb-l1-6", "en-zh"), None);
         assert_eq!(cov("default", "en-fr"), None);
         assert_eq!(cov("mono", "zh"), None);
     }

@@ -1,8 +1,8 @@
 //! The model cache: a pre-training run is stored under a key that hashes everything that determines its
 //! weights, so figures that need the same model train it once and an interrupted run resumes.
 //!
-//! `key = sha256(MODEL_CACHE_FORMAT ‖ run config as JSON ‖ sha256 of every data file the run reads)`, first 16
-//! hex digits. In the key's copy of the config, `train.device` is left out and `train.precision` is resolved for
+//! `key = sha256(MODEL_CACHE_FORMAT [‖ SEP_EMB_FORMAT] ‖ run config as JSON ‖ sha256 of every data file the run
+//! reads)`, first 16 hex digits; [`SEP_EMB_FORMAT`] enters only for models with separate embeddings. In the key's copy of the config, `train.device` is left out and `train.precision` is resolved for
 //! that device (`fp32` or `bf16`): where a model trains does not change what it is (beyond floating-point order),
 //! its arithmetic does, so a run on the CPU and one on a GPU in fp32 share a key, and a bf16 run has its own; the folder is `<root>/<label>-<key>/` with the run's usual layout (`run.toml`, `corpora/`,
 //! `tokenizer/`, `last/`, `best/`). The root is `$CROSSLING_MODELS`, else `<user cache>/crossling/models`.
@@ -24,6 +24,21 @@ use crate::train::run::{run_pretraining, RunConfig};
 
 /// Bumped whenever the model format, the trainer or the corpus builder changes what a config produces.
 pub const MODEL_CACHE_FORMAT: &str = "crossling-model-v2";
+
+/// Hashed into the key of every model with separate embeddings (`sharing.sep_emb`): since 2026-11-26 Sep Emb
+/// separates the position embeddings too (Wu et al. 2020, §4.3), so a cached Sep Emb model of the same config has
+/// other weights. A marker for these models alone keeps every other cached model valid, which bumping
+/// [`MODEL_CACHE_FORMAT`] would not.
+pub const SEP_EMB_FORMAT: &str = "crossling-sep-emb-positions-v1";
+
+/// The format markers hashed into `cfg`'s key, in order.
+fn format_markers(cfg: &RunConfig) -> Vec<&'static str> {
+    let mut markers = vec![MODEL_CACHE_FORMAT];
+    if cfg.train.model.sharing.sep_emb {
+        markers.push(SEP_EMB_FORMAT);
+    }
+    markers
+}
 
 /// The cache root: `$CROSSLING_MODELS`, else `<user cache>/crossling/models`.
 pub fn models_root() -> PathBuf {
@@ -86,7 +101,9 @@ fn key_of(cfg: &RunConfig, compute: Compute, data: &BTreeMap<String, String>) ->
     let precision = if compute.bf16 { Precision::Bf16 } else { Precision::Fp32 };
     train.insert("precision".into(), serde_json::to_value(precision).map_err(json)?);
     let mut h = Sha256::new();
-    h.update(MODEL_CACHE_FORMAT.as_bytes());
+    for marker in format_markers(cfg) {
+        h.update(marker.as_bytes());
+    }
     h.update(serde_json::to_vec(&v).map_err(json)?);
     for (path, sha) in data {
         h.update(path.as_bytes());
@@ -211,6 +228,18 @@ mod tests {
         assert_ne!(k, cache_key(&a, &d2).unwrap());
         let cs = preset("extra-anchors", "en-fr", crate::Scale::Smoke).unwrap();
         assert!(run_data_files(&cs, &catalog).unwrap().contains_key("dict/muse/en-fr.dict"));
+    }
+
+    #[test]
+    fn sep_emb_models_carry_their_own_format_marker() {
+        for ab in ["sep-emb", "sep-emb-l1-3", "sep-emb-l1-6"] {
+            let cfg = preset(ab, "en-fr", crate::Scale::Cpu).unwrap();
+            assert_eq!(format_markers(&cfg), [MODEL_CACHE_FORMAT, SEP_EMB_FORMAT], "{ab}");
+        }
+        for ab in ["default", "no-anchors", "sep-l1-3", "sep-l1-6"] {
+            let cfg = preset(ab, "en-fr", crate::Scale::Cpu).unwrap();
+            assert_eq!(format_markers(&cfg), [MODEL_CACHE_FORMAT], "{ab}");
+        }
     }
 
     #[test]
