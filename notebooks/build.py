@@ -76,8 +76,8 @@ FIGURES = [
          claim="Linear CKA between representations of parallel sentences, per layer, for bilingual models, pairs "
                "of monolingual models and random encoders: how similar the representations of two languages are "
                "without any learnt map.",
-         data="XNLI dev; ELTeC en/fr/de, novels ru/zh; 6 `mono` + 4 `default` models.",
-         cpu_time="new presets, `--seeds 2`: 97.6 min from an empty cache (21 models on two cores); one seed (the README's quick start) not timed, about 50 min estimated"),
+         data="XNLI dev; ELTeC en/fr/de, novels ru/zh; 6 `mono` + 4 `default` models and 1 `sep-emb` en–en2 model.",
+         cpu_time="new presets, one seed (the README's quick start, `--workers 2`): 37.8 min from an empty model cache on a quiet machine; `--seeds 2`: 97.6 min from an empty cache (21 models on two cores)"),
     dict(id="table1", study="Emerging", ref="Table 1", title="Ablation results (XNLI, NER, parsing)",
          claim="Zero-shot cross-lingual transfer of bilingual MLMs under ablations of domain, anchor points "
                "(shared subwords) and parameter sharing: transfer emerges even without shared vocabulary or with "

@@ -8,12 +8,29 @@ use std::path::Path;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use super::ModelConfig;
 use crate::error::{Error, Result};
 
 pub const MODEL_FILE: &str = "model.safetensors";
 pub const OPTIMIZER_FILE: &str = "optimizer.safetensors";
 pub const CONFIG_FILE: &str = "config.json";
 pub const STATE_FILE: &str = "trainer_state.json";
+
+/// Loads `model.safetensors` at `path` into `vs`, built from `cfg`; a failure names the file, and a Sep Emb model
+/// whose file lacks per-language position embeddings is told why: before 2026-11-26 Sep Emb shared them (Wu et al.
+/// 2020, §4.3 separate "the embedding layers (including positional embeddings)").
+pub fn load_weights(vs: &mut tch::nn::VarStore, path: &Path, cfg: &ModelConfig) -> Result<()> {
+    vs.load(path).map_err(|e| {
+        let message = e.to_string();
+        let hint = if cfg.sharing.sep_emb && message.contains("position_embeddings") {
+            " (a Sep Emb checkpoint written before 2026-11-26 shares its position embeddings; Sep Emb now separates \
+             them per language, as Wu et al. 2020 §4.3 do: pre-train it again)"
+        } else {
+            ""
+        };
+        Error::format_file(path, format!("{message}{hint}"))
+    })
+}
 
 /// sha256 of a file, hex.
 pub fn sha256_file(path: &Path) -> Result<String> {

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use tch::{nn::VarStore, Device, Tensor};
 
-use super::checkpoint::{recorded_model_sha256, sha256_file, CONFIG_FILE, MODEL_FILE};
+use super::checkpoint::{load_weights, recorded_model_sha256, sha256_file, CONFIG_FILE, MODEL_FILE};
 use super::hf::config::is_hf_config;
 use super::hf::import::{build_model, import_hf};
 use super::tokenizer::{load_hf_tokenizer_with, ModelTokenizer};
@@ -220,15 +220,7 @@ fn open_checkpoint(dir: &Path, device: Device) -> Result<LoadedModel> {
     }
     let mut vs = VarStore::new(device);
     let model = MlmModel::new(&vs.root(), &config)?;
-    vs.load(&weights).map_err(|e| {
-        let hint = if config.sharing.sep_emb {
-            " (a Sep Emb checkpoint written before 2026-11-26 shares its position embeddings; Sep Emb now separates \
-             them per language, as Wu et al. 2020 §4.3 do: pre-train it again)"
-        } else {
-            ""
-        };
-        Error::format_file(&weights, format!("{e}{hint}"))
-    })?;
+    load_weights(&mut vs, &weights, &config)?;
     vs.freeze();
     Ok(LoadedModel {
         model,

@@ -197,7 +197,7 @@ pub fn load(dir: &Path, vs: &mut VarStore, cfg: &ModelConfig, adam: &mut Adam) -
         }
     }
     let model = dir.join(MODEL_FILE);
-    vs.load(&model).map_err(|e| Error::format_file(&model, e.to_string()))?;
+    crate::model::checkpoint::load_weights(vs, &model, cfg)?;
     adam.load(&dir.join(OPTIMIZER_FILE), state.adam_step)?;
     Ok(state)
 }
