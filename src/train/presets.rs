@@ -17,7 +17,8 @@
 //!
 //! The five Sep rows use the per-language BPE of `default-anchors`, as Table 1 gives them ("BPE Merges 40k/40k",
 //! anchors "-" for Sep L1-3 / L1-6 and "0*" for the rows with separate embeddings); Sep Emb separates "the embedding
-//! layers (including positional embeddings)" (§4.3), see [`crate::model::embeddings`].
+//! layers (including positional embeddings)" (§4.3), see [`crate::model::embeddings`]; every Sep row draws its
+//! random MLM replacements from the language's own tokens ([`crate::train::zoo::SEP_LAYERS_FORMAT`]).
 //!
 //! Languages are given as one hyphenated list (`en`, `en-fr`, `en-fr-de-ru-zh`); the ablations take exactly two.
 //! A language may be a pseudo-language ([`crate::text::pseudo`]): `en2`, English′, reads the English datasets and

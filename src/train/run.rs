@@ -233,7 +233,8 @@ pub fn run_pretraining(
         train_streams.push(encode_corpus(&tok, lang, train_path, None)?);
         valid_streams.push(encode_corpus(&tok, lang, valid_path, None)?);
     }
-    let info = TokenInfo::from_tokenizer(&tok, train_cfg.model.sharing.sep_emb);
+    // Wu et al. 2020, §4.3, of the Sep models: "we only sample random words within one language".
+    let info = TokenInfo::from_tokenizer(&tok, train_cfg.model.sharing.is_separated());
     // A run killed before its first checkpoint resumes from step 0 with the corpora and tokenizer it built.
     let from_checkpoint = reuse && out_dir.join("last").is_dir();
     train(&train_cfg, train_streams, valid_streams, &info, out_dir, from_checkpoint)

@@ -163,8 +163,9 @@ pub struct TokenInfo {
 }
 
 impl TokenInfo {
-    /// From a tokenizer: with `per_language_pools`, each language replaces with its own ids (needed with
-    /// separate embeddings); otherwise with every non-special id.
+    /// From a tokenizer: with `per_language_pools`, each language replaces with the ids of its own training text
+    /// (the Sep models of Wu et al. 2020, §4.3: "we only sample random words within one language"); otherwise
+    /// with every non-special id.
     pub fn from_tokenizer(tok: &CrossTokenizer, per_language_pools: bool) -> Self {
         let special_ids: Vec<u32> = (0..SPECIAL_TOKENS.len() as u32).collect();
         let all: Vec<u32> = (SPECIAL_TOKENS.len() as u32..tok.vocab_size() as u32).collect();

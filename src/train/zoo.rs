@@ -1,8 +1,9 @@
 //! The model cache: a pre-training run is stored under a key that hashes everything that determines its
 //! weights, so figures that need the same model train it once and an interrupted run resumes.
 //!
-//! `key = sha256(MODEL_CACHE_FORMAT [‖ SEP_EMB_FORMAT] ‖ run config as JSON ‖ sha256 of every data file the run
-//! reads)`, first 16 hex digits; [`SEP_EMB_FORMAT`] enters only for models with separate embeddings. In the key's copy of the config, `train.device` is left out and `train.precision` is resolved for
+//! `key = sha256(MODEL_CACHE_FORMAT [‖ SEP_EMB_FORMAT | SEP_LAYERS_FORMAT] ‖ run config as JSON ‖ sha256 of every
+//! data file the run reads)`, first 16 hex digits; the second marker enters only for models with separate
+//! embeddings ([`SEP_EMB_FORMAT`]) or, without them, separate bottom layers ([`SEP_LAYERS_FORMAT`]). In the key's copy of the config, `train.device` is left out and `train.precision` is resolved for
 //! that device (`fp32` or `bf16`): where a model trains does not change what it is (beyond floating-point order),
 //! its arithmetic does, so a run on the CPU and one on a GPU in fp32 share a key, and a bf16 run has its own; the folder is `<root>/<label>-<key>/` with the run's usual layout (`run.toml`, `corpora/`,
 //! `tokenizer/`, `last/`, `best/`). The root is `$CROSSLING_MODELS`, else `<user cache>/crossling/models`.
@@ -31,11 +32,19 @@ pub const MODEL_CACHE_FORMAT: &str = "crossling-model-v2";
 /// [`MODEL_CACHE_FORMAT`] would not.
 pub const SEP_EMB_FORMAT: &str = "crossling-sep-emb-positions-v1";
 
+/// Hashed into the key of every model with separate bottom layers and shared embeddings (`sharing.sep_layers > 0`,
+/// not `sep_emb`): since 2026-11-26 their random MLM replacements come from the language's own tokens (Wu et al.
+/// 2020, §4.3), as Sep Emb models' always did.
+pub const SEP_LAYERS_FORMAT: &str = "crossling-sep-layers-own-language-replacements-v1";
+
 /// The format markers hashed into `cfg`'s key, in order.
 fn format_markers(cfg: &RunConfig) -> Vec<&'static str> {
+    let sharing = &cfg.train.model.sharing;
     let mut markers = vec![MODEL_CACHE_FORMAT];
-    if cfg.train.model.sharing.sep_emb {
+    if sharing.sep_emb {
         markers.push(SEP_EMB_FORMAT);
+    } else if sharing.sep_layers > 0 {
+        markers.push(SEP_LAYERS_FORMAT);
     }
     markers
 }
@@ -231,12 +240,16 @@ mod tests {
     }
 
     #[test]
-    fn sep_emb_models_carry_their_own_format_marker() {
+    fn separated_models_carry_their_own_format_marker() {
         for ab in ["sep-emb", "sep-emb-l1-3", "sep-emb-l1-6"] {
             let cfg = preset(ab, "en-fr", crate::Scale::Cpu).unwrap();
             assert_eq!(format_markers(&cfg), [MODEL_CACHE_FORMAT, SEP_EMB_FORMAT], "{ab}");
         }
-        for ab in ["default", "no-anchors", "sep-l1-3", "sep-l1-6"] {
+        for ab in ["sep-l1-3", "sep-l1-6"] {
+            let cfg = preset(ab, "en-fr", crate::Scale::Cpu).unwrap();
+            assert_eq!(format_markers(&cfg), [MODEL_CACHE_FORMAT, SEP_LAYERS_FORMAT], "{ab}");
+        }
+        for ab in ["default", "no-anchors", "default-anchors", "extra-anchors"] {
             let cfg = preset(ab, "en-fr", crate::Scale::Cpu).unwrap();
             assert_eq!(format_markers(&cfg), [MODEL_CACHE_FORMAT], "{ab}");
         }
