@@ -36,6 +36,7 @@ use crate::train::schedule::{Adam, Schedule};
 /// The version of the checkpoint layout written by [`save`].
 pub const FORMAT_VERSION: u32 = 1;
 
+use crate::model::checkpoint::load_weights;
 pub use crate::model::checkpoint::{sha256_file, CONFIG_FILE, MODEL_FILE, OPTIMIZER_FILE, STATE_FILE};
 
 /// Everything besides the tensors that a resumed run needs.
@@ -197,7 +198,7 @@ pub fn load(dir: &Path, vs: &mut VarStore, cfg: &ModelConfig, adam: &mut Adam) -
         }
     }
     let model = dir.join(MODEL_FILE);
-    crate::model::checkpoint::load_weights(vs, &model, cfg)?;
+    load_weights(vs, &model, cfg)?;
     adam.load(&dir.join(OPTIMIZER_FILE), state.adam_step)?;
     Ok(state)
 }

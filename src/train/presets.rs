@@ -230,11 +230,11 @@ pub fn preset_at(name: &str, langs: &str, sc: &Pretraining) -> Result<RunConfig>
         "sep-emb-l1-6" => (true, sep(6)),
         _ => (false, 0),
     };
+    // Table 1's "BPE Merges 40k/40k": Default anchors and every row that separates parameters.
     let scheme = match ablation {
         "no-anchors" => AnchorScheme::NoAnchors,
-        "default-anchors" | "sep-emb" | "sep-l1-3" | "sep-l1-6" | "sep-emb-l1-3" | "sep-emb-l1-6" => {
-            AnchorScheme::PerLanguageUnion
-        }
+        "default-anchors" => AnchorScheme::PerLanguageUnion,
+        _ if model.sharing.is_separated() => AnchorScheme::PerLanguageUnion,
         _ => AnchorScheme::Joint,
     };
     let mut datasets = BTreeMap::new();
