@@ -12,7 +12,11 @@
 //!   when `c` lies outside the interval, inconclusive otherwise.
 //! - A check is inconclusive whatever the numbers when a score it reads has no interval (one seed of a statistic
 //!   without per-item form), or when both sides of a comparison of scores sit at their chance level (each
-//!   interval holds the metric's chance level): nothing was learned that the claim could be about.
+//!   interval holds the metric's chance level): nothing was learned that the claim could be about. The same
+//!   holds for a paired difference ([`super::score::ScoreSpec::difference`]) whose two sides both sit at chance.
+//! - Two models on the same test items are best compared as `difference > 0`, where `difference` is their paired
+//!   difference score: the check is then the interval of one bootstrapped difference against 0 (a test at about
+//!   p < 0.05), not the non-overlap of two intervals.
 //!
 //! A claim is contradicted when any check is, supported when every check is, and inconclusive otherwise. A claim
 //! about "several" or "most" of its cases sets `at_least: k` of its n checks: supported when k or more are
@@ -159,6 +163,14 @@ pub fn check(c: &Check, scores: &BTreeMap<String, Score>) -> Result<CheckOutcome
             return Ok(out(Verdict::Inconclusive, "both at chance"));
         }
     }
+    // A paired difference of two models that both sit at chance says nothing either, whatever its interval.
+    for s in std::iter::once(a).chain(b_score) {
+        if let Some([l, r]) = &s.difference_of {
+            if get(l)?.at_chance() && get(r)?.at_chance() {
+                return Ok(out(Verdict::Inconclusive, &format!("both sides of the difference at chance ({l}, {r})")));
+            }
+        }
+    }
     Ok(match op.as_str() {
         ">" if a.low > b_high => out(Verdict::Supported, ""),
         ">" if a.high < b_low => out(Verdict::Contradicted, "the opposite order, intervals apart"),
@@ -175,6 +187,7 @@ pub fn check(c: &Check, scores: &BTreeMap<String, Score>) -> Result<CheckOutcome
             }
             None => out(Verdict::Inconclusive, "the interval holds the value; equality needs a tolerance to be shown"),
         },
+        _ if b_score.is_none() => out(Verdict::Inconclusive, &format!("the interval holds {b_text}")),
         _ => out(Verdict::Inconclusive, "intervals overlap"),
     })
 }
@@ -255,6 +268,7 @@ mod tests {
             sd: None,
             per_seed: vec![SeedScore { seed: 0, estimate, low, high }],
             range: None,
+            difference_of: None,
         }
     }
 
@@ -266,7 +280,13 @@ mod tests {
             ("chance_a".into(), score(33.5, 32.0, 35.0, Some(33.3))),
             ("chance_b".into(), score(34.5, 33.0, 36.0, Some(33.3))),
             ("cka".into(), Score { interval: IntervalKind::None, ..score(0.4, 0.4, 0.4, None) }),
+            ("high−low".into(), paired(0.3, 0.2, 0.4, ["high", "low"])),
+            ("chance_b−chance_a".into(), paired(1.0, 0.5, 1.5, ["chance_b", "chance_a"])),
         ])
+    }
+
+    fn paired(estimate: f64, low: f64, high: f64, of: [&str; 2]) -> Score {
+        Score { difference_of: Some([of[0].into(), of[1].into()]), ..score(estimate, low, high, None) }
     }
 
     fn run(left: &str, op: &str, right: Operand) -> Verdict {
@@ -303,6 +323,18 @@ mod tests {
         assert_eq!(run("high", ">", Operand::Value(0.5)), Verdict::Supported);
         assert_eq!(run("cka", ">", k("low")), Verdict::Inconclusive, "no interval");
         assert_eq!(run("high", ">", k("cka")), Verdict::Inconclusive);
+        // Paired differences are checked against 0; one of two models that both sit at chance shows nothing.
+        assert_eq!(run("high−low", ">", Operand::Value(0.0)), Verdict::Supported);
+        assert_eq!(run("high−low", "<", Operand::Value(0.0)), Verdict::Contradicted);
+        assert_eq!(run("chance_b−chance_a", ">", Operand::Value(0.0)), Verdict::Inconclusive, "both sides at chance");
+        let c = Check {
+            left: "chance_b−chance_a".into(),
+            op: ">".into(),
+            right: Operand::Value(0.0),
+            tolerance: None,
+            label: String::new(),
+        };
+        assert!(check(&c, &scores()).unwrap().reason.contains("chance_b, chance_a"));
     }
 
     #[test]

@@ -16,11 +16,17 @@
 //!   The combined interval is then cut to the score's range where it has one (`range`: a rate cannot leave
 //!   [0, 100] %): the mean of three seeds 0.2, 0.9, 0.9 with t₀.₉₇₅,₂ = 4.30 would otherwise read [−0.34, 1.67].
 //!   The mean lies in the range, so cutting drops only values the score cannot take.
+//! - **Paired differences** ([`ScoreSpec::difference`], `results::difference(KEY, LEFT, RIGHT)`): two models scored
+//!   on the same test items are compared through the score of their difference, bootstrapped over the items with
+//!   one draw per resample for both sides ([`crate::analysis::bootstrap`]), so the variance the two share (hard
+//!   and easy sentences) cancels. A claim then checks `difference > 0` ([`super::rule`]), which resolves gaps that
+//!   two separate 95 % intervals cannot (their non-overlap is a test at about p < 0.006). At N ≥ 2 seeds the
+//!   per-seed differences combine like any score (models trained per seed, so seed variance is in the interval).
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::bootstrap::{check_range, mean_interval, ratio_interval};
+use crate::analysis::bootstrap::{check_range, mean_interval, ratio_difference_interval, ratio_interval};
 use crate::error::{Error, Result};
 
 /// Bootstrap resamples of every score.
@@ -74,6 +80,10 @@ pub struct Score {
     /// parts; none for an estimate unless the script states one); the combined interval is cut to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub range: Option<[f64; 2]>,
+    /// For a paired difference (`results::difference`): the keys of the two scores it is the difference of,
+    /// `[left, right]` (left − right).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub difference_of: Option<[String; 2]>,
 }
 
 impl Score {
@@ -184,6 +194,81 @@ impl ScoreSpec {
             sd: None,
             per_seed: vec![SeedScore { seed, estimate: est, low, high }],
             range,
+            difference_of: None,
+        })
+    }
+}
+
+impl ScoreSpec {
+    /// The one-seed score of `key` = `self − other`, where item `i` of both specs is the same test item (two
+    /// models on one test set), with a **paired** bootstrap: each resample draws the items once for both sides
+    /// (see the module docs). Both specs must be per-item (`items`, or `ratio`) of the same kind, length and
+    /// scale; the difference has no chance level, and its range is the left range minus the right one (`[−1, 1]`
+    /// before scaling for hits and for ratios of parts). `keys` names the two scores, as the record keeps them.
+    pub fn difference(&self, other: &ScoreSpec, key: &str, seed: u64, keys: [&str; 2]) -> Result<Score> {
+        let err = |m: String| Error::Invalid(format!("difference '{key}' of '{}' and '{}': {m}", keys[0], keys[1]));
+        let scale = self.scale.unwrap_or(1.0);
+        if scale != other.scale.unwrap_or(1.0) {
+            return Err(err(format!(
+                "the two scores have different scales ({scale} and {})",
+                other.scale.unwrap_or(1.0)
+            )));
+        }
+        let boot_seed = seed ^ crate::text::corpus::fnv1a(0, key.as_bytes());
+        let (i, n, range) = match (&self.items, &other.items, &self.ratio, &other.ratio) {
+            (Some(a), Some(b), None, None) => {
+                if a.len() != b.len() {
+                    return Err(err(format!(
+                        "{} items against {}; a paired difference needs the same test items",
+                        a.len(),
+                        b.len()
+                    )));
+                }
+                let ([alo, ahi], [blo, bhi]) = (self.range.unwrap_or([0.0, 1.0]), other.range.unwrap_or([0.0, 1.0]));
+                let range = [alo - bhi, ahi - blo];
+                let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+                (
+                    mean_interval(&d, range, RESAMPLES, LEVEL, boot_seed).map_err(|e| err(e.to_string()))?,
+                    d.len(),
+                    Some(range),
+                )
+            }
+            (None, None, Some(a), Some(b)) => {
+                let pairs = |r: &[[f64; 2]]| r.iter().map(|p| (p[0], p[1])).collect::<Vec<_>>();
+                let (a, b) = (pairs(a), pairs(b));
+                if a.len() != b.len() {
+                    return Err(err(format!(
+                        "{} items against {}; a paired difference needs the same test items",
+                        a.len(),
+                        b.len()
+                    )));
+                }
+                let i =
+                    ratio_difference_interval(&a, &b, RESAMPLES, LEVEL, boot_seed).map_err(|e| err(e.to_string()))?;
+                let parts = |r: &[(f64, f64)]| r.iter().all(|&(x, y)| 0.0 <= x && x <= y);
+                (i, a.len(), (parts(&a) && parts(&b)).then_some([-1.0, 1.0]))
+            }
+            _ => {
+                return Err(
+                    err("both must be per-item scores of one kind (items and items, or ratio and ratio)".into()),
+                )
+            }
+        };
+        let (est, low, high) = (i.estimate * scale, i.low * scale, i.high * scale);
+        if ![est, low, high].iter().all(|x| x.is_finite()) {
+            return Err(err(format!("not a finite number ({est})")));
+        }
+        Ok(Score {
+            estimate: est,
+            low,
+            high,
+            interval: IntervalKind::Bootstrap,
+            items: n,
+            chance: None,
+            sd: None,
+            per_seed: vec![SeedScore { seed, estimate: est, low, high }],
+            range: range.map(|[lo, hi]| [lo * scale, hi * scale]),
+            difference_of: Some([keys[0].to_string(), keys[1].to_string()]),
         })
     }
 }
@@ -214,12 +299,15 @@ pub fn combine(key: &str, runs: &[Score]) -> Result<Score> {
         return Ok(first.clone());
     }
     let kind_differs = |r: &Score| {
-        r.interval != first.interval || r.chance.is_some() != first.chance.is_some() || r.range != first.range
+        r.interval != first.interval
+            || r.chance.is_some() != first.chance.is_some()
+            || r.range != first.range
+            || r.difference_of != first.difference_of
     };
     if runs.iter().any(kind_differs) {
         return Err(Error::Invalid(format!(
-            "score '{key}': the seeds disagree on its kind (interval, range, or whether it has a chance level); a \
-             script must score the same way at every seed"
+            "score '{key}': the seeds disagree on its kind (interval, range, whether it has a chance level, or the \
+             scores it is a difference of); a script must score the same way at every seed"
         )));
     }
     // A chance level that depends on the seed's candidates (1 / vocabulary of a seed's corpus): the highest, so the
@@ -251,6 +339,7 @@ pub fn combine(key: &str, runs: &[Score]) -> Result<Score> {
         sd: Some(sd),
         per_seed,
         range: first.range,
+        difference_of: first.difference_of.clone(),
     })
 }
 
@@ -343,6 +432,42 @@ mod tests {
         assert!(combine("rate", &[seed(0, 0.5), wide]).unwrap_err().to_string().contains("range"));
     }
 
+    #[test]
+    fn paired_differences_cancel_what_the_two_sides_share() {
+        // 400 XNLI-like items; b is right on 40 %, a on the same items plus 20 more (a 5-point gain).
+        let b: Vec<f64> = (0..400).map(|i| if i % 5 < 2 { 1.0 } else { 0.0 }).collect();
+        let mut a = b.clone();
+        for i in (0..400).filter(|i| i % 5 == 2).take(20) {
+            a[i] = 1.0;
+        }
+        let spec = |v: Vec<f64>| ScoreSpec { scale: Some(100.0), chance: Some(33.3), ..spec_items(v) };
+        let (sa, sb) = (spec(a.clone()).score("a", 0).unwrap(), spec(b.clone()).score("b", 0).unwrap());
+        assert!(sa.low < sb.high, "separate intervals overlap: {sa:?} {sb:?}");
+        let d = spec(a.clone()).difference(&spec(b.clone()), "a−b", 0, ["a", "b"]).unwrap();
+        assert!((d.estimate - 5.0).abs() < 1e-9 && d.low > 0.0, "{d:?}");
+        assert_eq!((d.chance, d.range, d.items), (None, Some([-100.0, 100.0]), 400));
+        assert_eq!(d.difference_of, Some(["a".to_string(), "b".to_string()]));
+        // Ratios (F1 from per-sentence counts) pair the same way.
+        let r = |v: Vec<[f64; 2]>| ScoreSpec { ratio: Some(v), ..Default::default() };
+        let rb: Vec<[f64; 2]> = (0..50).map(|i| [(i % 7) as f64, 8.0]).collect();
+        let ra: Vec<[f64; 2]> = rb.iter().map(|p| [p[0] + 1.0, p[1]]).collect();
+        let rd = r(ra.clone()).difference(&r(rb.clone()), "f1", 0, ["a", "b"]).unwrap();
+        assert!((rd.estimate - 0.125).abs() < 1e-12 && rd.low > 0.0 && rd.range == Some([-1.0, 1.0]), "{rd:?}");
+        // Refused: other items, other kinds, other scales, a statistic without items.
+        let e = |x: Result<Score>| x.unwrap_err().to_string();
+        assert!(e(spec(a.clone()).difference(&spec(b[..399].to_vec()), "k", 0, ["a", "b"])).contains("same test items"));
+        assert!(e(spec(a.clone()).difference(&ScoreSpec { scale: Some(100.0), ..r(rb.clone()) }, "k", 0, ["a", "b"]))
+            .contains("one kind"));
+        assert!(e(spec(a.clone()).difference(&spec_items(b.clone()), "k", 0, ["a", "b"])).contains("scales"));
+        let cka = ScoreSpec { estimate: Some(0.4), ..Default::default() };
+        assert!(e(cka.difference(&cka, "k", 0, ["a", "b"])).contains("per-item"));
+        // Seeds of a difference keep what it is a difference of.
+        let d1 = spec(a).difference(&spec(b), "a−b", 1, ["a", "b"]).unwrap();
+        assert_eq!(combine("a−b", &[d.clone(), d1]).unwrap().difference_of, d.difference_of);
+        let other = Score { difference_of: Some(["a".into(), "c".into()]), ..d.clone() };
+        assert!(combine("a−b", &[d, other]).is_err());
+    }
+
     fn s_items() -> Vec<f64> {
         (0..300).map(|i| ((i * 7) % 5) as f64 / 4.0).collect()
     }
@@ -370,6 +495,7 @@ mod tests {
             sd: None,
             per_seed: vec![SeedScore { seed, estimate: e, low: e - 0.01, high: e + 0.01 }],
             range: None,
+            difference_of: None,
         };
         let c = combine("k", &[run(0, 0.40), run(1, 0.50), run(2, 0.60)]).unwrap();
         assert!((c.estimate - 0.5).abs() < 1e-12);

@@ -9,15 +9,20 @@
 //! results::score("en-fr/p1", #{ items: hits, chance: 0.0001 });   // 95 % bootstrap interval over items
 //! results::score("en-fr/f1", #{ ratio: per_sentence_num_den, scale: 100.0 });
 //! results::score("en-fr/cka/L3", #{ estimate: 0.41, range: [0.0, 1.0] });  // no per-item form: interval from seeds
+//! results::difference("a−b/f1", "a/f1", "b/f1");   // paired bootstrap of a − b on the same test items
 //! results::claim(#{ id: "order", source: "Emerging §5.2", quote: "…", statement: "…", paper: "0.69 > 0.58",
 //!                   checks: [#{ left: "bi/avg", op: ">", right: "mono/avg", label: "en-fr" }] });
 //! results::chart(#{ kind: "Line", title: "…", … });   // a crate::plot ChartSpec as a map
 //! ```
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
 use rhai::{Dynamic, Module};
 
 use rhai::NativeCallContext;
 
 use super::engine::{from_script, native, rhai_err, Res, Session};
+use crate::claims::ScoreSpec;
 
 fn json(v: &Dynamic) -> Res<serde_json::Value> {
     rhai::serde::from_dynamic::<serde_json::Value>(v).map_err(rhai_err)
@@ -28,6 +33,10 @@ fn key_ok(key: &str) -> Res<()> {
         return Err(rhai_err("results: empty key"));
     }
     Ok(())
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The `results` module of `session`.
@@ -61,16 +70,46 @@ pub fn module(session: &Session) -> Module {
             Ok(())
         })
     });
+    // The specs of this run's scores, for paired differences of two of them.
+    let specs: Arc<Mutex<BTreeMap<String, ScoreSpec>>> = Arc::default();
     let s = session.clone();
+    let sp = specs.clone();
     m.set_native_fn("score", move |ctx: NativeCallContext, key: &str, spec: Dynamic| {
         native(&ctx, || {
             key_ok(key)?;
-            let spec: crate::claims::ScoreSpec = from_script(&spec, &format!("results::score('{key}')"))?;
+            let spec: ScoreSpec = from_script(&spec, &format!("results::score('{key}')"))?;
             let score = spec.score(key, s.env.seed)?;
             let fresh = s.with_record(|r| r.scores.insert(key.to_string(), score).is_none());
             if !fresh {
                 return Err(rhai_err(format!("results::score: '{key}' was scored twice")));
             }
+            lock(&sp).insert(key.to_string(), spec);
+            Ok(())
+        })
+    });
+    // results::difference(KEY, LEFT, RIGHT): the paired difference LEFT − RIGHT of two scores of this run on the
+    // same test items (ScoreSpec::difference). Asking again for the same KEY of the same two scores does nothing.
+    let s = session.clone();
+    m.set_native_fn("difference", move |ctx: NativeCallContext, key: &str, left: &str, right: &str| {
+        native(&ctx, || {
+            key_ok(key)?;
+            let wanted = Some([left.to_string(), right.to_string()]);
+            let existing = s.with_record(|r| r.scores.get(key).map(|sc| sc.difference_of.clone()));
+            match existing {
+                Some(of) if of == wanted => return Ok(()),
+                Some(_) => return Err(rhai_err(format!("results::difference: '{key}' is already another score"))),
+                None => {}
+            }
+            let score = {
+                let specs = lock(&specs);
+                let get = |k: &str| {
+                    specs.get(k).ok_or_else(|| {
+                        rhai_err(format!("results::difference '{key}': no score '{k}' yet (results::score it first)"))
+                    })
+                };
+                get(left)?.difference(get(right)?, key, s.env.seed, [left, right])?
+            };
+            s.with_record(|r| r.scores.insert(key.to_string(), score));
             Ok(())
         })
     });
@@ -200,6 +239,26 @@ mod tests {
             assert!(!r.scores["cka"].has_interval());
             assert_eq!(r.claims[0].checks[0].right, crate::claims::Operand::Value(33.3));
         });
+        // Paired differences of two scores of the run, once per key.
+        std::fs::write(
+            &p,
+            "results::score(\"a\", #{ items: [1.0, 1.0, 0.0, 1.0], scale: 100.0 });\n\
+             results::score(\"b\", #{ items: [1.0, 0.0, 0.0, 0.0], scale: 100.0 });\n\
+             results::difference(\"a−b\", \"a\", \"b\"); results::difference(\"a−b\", \"a\", \"b\");",
+        )
+        .unwrap();
+        let _ = run_file(&s, &p).unwrap();
+        s.with_record(|r| {
+            assert_eq!(r.scores["a−b"].estimate, 50.0);
+            assert_eq!(r.scores["a−b"].difference_of, Some(["a".to_string(), "b".to_string()]));
+        });
+        std::fs::write(
+            &p,
+            "results::score(\"c\", #{ items: [1.0, 1.0, 0.0, 1.0] }); results::score(\"e\", #{ items: [1.0] });\n\
+             results::difference(\"c−e\", \"c\", \"e\")",
+        )
+        .unwrap();
+        assert!(run_file(&s, &p).unwrap_err().to_string().contains("same test items"));
         for (bad, says) in [
             ("results::score(\"acc\", #{ estimate: 1.0 })", "scored twice"),
             ("results::score(\"x\", #{ itmes: [1.0] })", "itmes"),
@@ -208,6 +267,7 @@ mod tests {
                 "declared twice",
             ),
             ("results::claim(#{ id: \"d\", source: \"\", quote: \"q\", statement: \"s\", checks: [] })", "required"),
+            ("results::difference(\"d\", \"nothing\", \"acc\")", "no score 'nothing' yet"),
         ] {
             std::fs::write(&p, bad).unwrap();
             let e = run_file(&s, &p).unwrap_err().to_string();

@@ -360,6 +360,7 @@ mod tests {
             sd: None,
             per_seed: vec![SeedScore { seed: 0, estimate: e, low: e - half, high: e + half }],
             range: None,
+            difference_of: None,
         };
         let mut r = record();
         assert!(claims_markdown(&r).unwrap().starts_with("*No claims recorded in `fig7.json` (cpu scale, seed 0)"));

@@ -169,6 +169,7 @@ mod tests {
             sd: None,
             per_seed: vec![SeedScore { seed: 0, estimate: e, low: e - half, high: e + half }],
             range: None,
+            difference_of: None,
         }
     }
 
