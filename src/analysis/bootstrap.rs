@@ -17,8 +17,9 @@
 //!
 //! **Paired differences.** Two systems scored on the same test items are compared by resampling the items once and
 //! scoring both on each resample (a paired bootstrap): the difference of means is the mean of per-item
-//! differences (range `[−1, 1]` for hits), and the difference of two ratios of sums is
-//! [`ratio_difference_interval`].
+//! differences (range `[−1, 1]` for hits; [`paired_mean_interval`]), and the difference of two ratios of sums is
+//! [`ratio_difference_interval`]. When fewer than 30 items differ, the interval also has to agree with an exact
+//! sign test ([`sign_test_guard`]).
 use super::metrics::WordEval;
 use crate::error::{Error, Result};
 use serde::Serialize;
@@ -138,9 +139,10 @@ pub fn ratio_interval(items: &[(f64, f64)], resamples: usize, level: f64, seed: 
 /// over the same draws (Koehn 2004, *Statistical Significance Tests for Machine Translation Evaluation*; Efron &
 /// Tibshirani 1993, ch. 13). Used to compare two models' span F1 or LAS on one test set: the items' shared
 /// difficulty cancels, so the interval is narrower than two separate intervals would allow. Item `i` of `a` and of
-/// `b` must be the same test item. Items with valid parts (0 ≤ num ≤ den on both sides) whose per-item
-/// differences of ratios are all equal (two systems that agree on every sentence) get the bound of
-/// [`all_equal_bound`] on `[−1, 1]` instead of a zero-width interval.
+/// `b` must be the same test item. A resample whose denominators sum to zero on either side has no difference and
+/// is not counted. When every item is scored identically by both systems (the same numerator and denominator), the
+/// difference is 0 in every resample; the interval is then the bound of [`all_equal_bound`] on `[−1, 1]`, over the
+/// items with a denominator, rather than `[0, 0]`. The interval passes through [`sign_test_guard`].
 pub fn ratio_difference_interval(
     a: &[(f64, f64)],
     b: &[(f64, f64)],
@@ -157,19 +159,20 @@ pub fn ratio_difference_interval(
         )));
     }
     let ratio = |num: f64, den: f64| if den == 0.0 { 0.0 } else { num / den };
-    let n = a.len();
     let sums = |xs: &[(f64, f64)]| xs.iter().fold((0.0, 0.0), |(s, t), &(x, y)| (s + x, t + y));
     let ((an, ad), (bn, bd)) = (sums(a), sums(b));
-    let valid = |xs: &[(f64, f64)]| xs.iter().all(|&(x, y)| 0.0 <= x && x <= y);
-    if valid(a) && valid(b) {
-        let per_item = a.iter().zip(b).map(|(&(x, y), &(u, v))| ratio(x, y) - ratio(u, v));
-        if let Some(exact) = all_equal_bound(per_item, [-1.0, 1.0], level) {
-            return Ok(Interval { estimate: ratio(an, ad) - ratio(bn, bd), ..exact });
-        }
+    let estimate = ratio(an, ad) - ratio(bn, bd);
+    let scored: Vec<usize> = (0..a.len()).filter(|&i| a[i].1 > 0.0 || b[i].1 > 0.0).collect();
+    if scored.iter().all(|&i| a[i] == b[i]) {
+        let zeros = scored.iter().map(|_| 0.0);
+        let exact =
+            all_equal_bound(zeros, [-1.0, 1.0], level).unwrap_or(Interval { estimate, low: -1.0, high: 1.0, level });
+        return Ok(Interval { estimate, ..exact });
     }
+    let n = a.len();
     let mut rng = SplitMix64(seed);
     let mut stats: Vec<f64> = (0..resamples)
-        .map(|_| {
+        .filter_map(|_| {
             let mut s = [0.0; 4];
             for _ in 0..n {
                 let i = rng.below(n);
@@ -178,17 +181,59 @@ pub fn ratio_difference_interval(
                 s[2] += b[i].0;
                 s[3] += b[i].1;
             }
-            ratio(s[0], s[1]) - ratio(s[2], s[3])
+            (s[1] > 0.0 && s[3] > 0.0).then(|| s[0] / s[1] - s[2] / s[3])
         })
         .collect();
+    if stats.is_empty() {
+        return Err(Error::Invalid("no resample has a denominator on both sides".into()));
+    }
     stats.sort_by(f64::total_cmp);
     let tail = (1.0 - level) / 2.0;
-    Ok(Interval {
-        estimate: ratio(an, ad) - ratio(bn, bd),
-        low: percentile(&stats, tail),
-        high: percentile(&stats, 1.0 - tail),
-        level,
-    })
+    let boot = Interval { estimate, low: percentile(&stats, tail), high: percentile(&stats, 1.0 - tail), level };
+    let per_item: Vec<f64> = a.iter().zip(b).map(|(&(x, y), &(u, v))| ratio(x, y) - ratio(u, v)).collect();
+    Ok(sign_test_guard(&per_item, boot))
+}
+
+/// Items that differ below which a paired bootstrap is not trusted alone (see [`sign_test_guard`]).
+pub const FEW_DIFFERING_ITEMS: usize = 30;
+
+/// A paired difference's interval, checked against an exact sign test when few items differ. With `k` items that
+/// differ, all in one direction, a resample misses all of them with probability about `e^{−k}`, so the percentile
+/// bootstrap excludes 0 from `k = 4` on, where the exact two-sided sign test gives p = 0.125. So when fewer than
+/// [`FEW_DIFFERING_ITEMS`] per-item differences are non-zero and the sign test over them does not reject at
+/// `1 − level`, the interval is widened to hold 0: it shows a difference only when both agree.
+pub fn sign_test_guard(per_item_differences: &[f64], interval: Interval) -> Interval {
+    let up = per_item_differences.iter().filter(|&&d| d > 0.0).count();
+    let down = per_item_differences.iter().filter(|&&d| d < 0.0).count();
+    if up + down >= FEW_DIFFERING_ITEMS || sign_test_p(up, down) < 1.0 - interval.level {
+        return interval;
+    }
+    Interval { low: interval.low.min(0.0), high: interval.high.max(0.0), ..interval }
+}
+
+/// Exact two-sided sign test: `min(1, 2 · P(X ≤ min(up, down)))` with `X ~ Binomial(up + down, 1/2)`.
+pub fn sign_test_p(up: usize, down: usize) -> f64 {
+    let m = up + down;
+    let k = up.min(down);
+    let (mut term, mut tail) = (0.5f64.powi(m as i32), 0.0);
+    for j in 0..=k {
+        tail += term;
+        term *= (m - j) as f64 / (j + 1) as f64;
+    }
+    (2.0 * tail).min(1.0)
+}
+
+/// Paired percentile bootstrap interval of a mean difference from its per-item differences `d_i = a_i − b_i` (each
+/// in `range`): [`mean_interval`], then [`sign_test_guard`].
+pub fn paired_mean_interval(
+    differences: &[f64],
+    range: [f64; 2],
+    resamples: usize,
+    level: f64,
+    seed: u64,
+) -> Result<Interval> {
+    let boot = mean_interval(differences, range, resamples, level, seed)?;
+    Ok(sign_test_guard(differences, boot))
 }
 
 /// The interval of items that all equal one value in `range`, else `None` (see the module docs).
@@ -271,25 +316,75 @@ mod tests {
 
     #[test]
     fn paired_ratio_differences_resample_both_systems_on_the_same_items() {
-        // Sentence difficulty varies a lot; system a gets one more token right than b in every sentence. Separate
-        // intervals overlap, the paired interval of the difference lies above 0.
-        let b: Vec<(f64, f64)> = (0..60).map(|i| ((i % 10) as f64, 12.0)).collect();
-        let a: Vec<(f64, f64)> = b.iter().map(|&(x, y)| (x + 1.0, y)).collect();
-        let (ia, ib) = (ratio_interval(&a, 1000, 0.95, 3).unwrap(), ratio_interval(&b, 1000, 0.95, 3).unwrap());
-        assert!(ia.low < ib.high, "separate intervals should overlap: {ia:?} {ib:?}");
+        // Sentences of varied length and difficulty; a gains 0–2 tokens over b in each, with its own denominators
+        // (F1-like: 2·tp + fp + fn differs between systems).
+        let b: Vec<(f64, f64)> = (0..80).map(|i| ((i % 9) as f64, (10 + i % 7) as f64)).collect();
+        let a: Vec<(f64, f64)> =
+            b.iter().enumerate().map(|(i, &(x, y))| (x + (i % 3) as f64, y + (i % 2) as f64)).collect();
         let d = ratio_difference_interval(&a, &b, 1000, 0.95, 3).unwrap();
-        assert!((d.estimate - 1.0 / 12.0).abs() < 1e-12, "{d:?}");
-        assert!(d.low > 0.0 && d.low <= d.estimate && d.estimate <= d.high, "{d:?}");
+        let sum = |v: &[(f64, f64)]| v.iter().fold((0.0, 0.0), |(s, t), &(x, y)| (s + x, t + y));
+        let ((an, ad), (bn, bd)) = (sum(&a), sum(&b));
+        assert!((d.estimate - (an / ad - bn / bd)).abs() < 1e-12, "{d:?}");
+        assert!(d.low > 0.0 && d.low < d.estimate && d.estimate < d.high, "{d:?}");
         assert_eq!(d, ratio_difference_interval(&a, &b, 1000, 0.95, 3).unwrap());
+        // Independent resampling of the two sides (what pairing avoids) gives a much wider interval.
+        let (ia, ib) = (ratio_interval(&a, 1000, 0.95, 3).unwrap(), ratio_interval(&b, 1000, 0.95, 7).unwrap());
+        let independent = ((ia.high - ia.low).powi(2) + (ib.high - ib.low).powi(2)).sqrt();
+        assert!(d.high - d.low < 0.6 * independent, "paired {d:?} vs independent width {independent}");
+        assert!(ia.low < ib.high, "separate intervals overlap: {ia:?} {ib:?}");
         // Swapping the sides mirrors the interval.
         let m = ratio_difference_interval(&b, &a, 1000, 0.95, 3).unwrap();
         assert!((m.low + d.high).abs() < 1e-12 && (m.high + d.low).abs() < 1e-12, "{m:?} {d:?}");
-        // Two systems that agree on every sentence: the exact bound on [−1, 1], not [0, 0].
-        let same = ratio_difference_interval(&b, &b, 1000, 0.95, 3).unwrap();
-        assert_eq!(same.estimate, 0.0);
-        assert!(same.low < -0.05 && same.high > 0.05, "{same:?}");
-        assert!(ratio_difference_interval(&a, &b[..59], 10, 0.95, 1).is_err());
+        // Two systems that agree on every sentence: the exact bound on [−1, 1], not [0, 0]; items without a
+        // denominator do not count.
+        let mut with_empty = b.clone();
+        with_empty.extend([(0.0, 0.0); 40]);
+        let same = ratio_difference_interval(&with_empty, &with_empty, 1000, 0.95, 3).unwrap();
+        let eighty = ratio_difference_interval(&b, &b, 1000, 0.95, 3).unwrap();
+        assert_eq!((same.estimate, same.low, same.high), (0.0, eighty.low, eighty.high));
+        assert!(same.low < -0.04 && same.high > 0.04, "{same:?}");
+        // Equal per-item ratios but other denominators: the sums differ, so it is bootstrapped, and the estimate
+        // lies in its interval.
+        let b2 = [(1.0, 2.0), (3.0, 4.0)];
+        let a2 = [(2.0, 4.0), (3.0, 4.0)];
+        let w = ratio_difference_interval(&a2, &b2, 1000, 0.95, 1).unwrap();
+        assert!(w.low <= w.estimate && w.estimate <= w.high && w.estimate < 0.0, "{w:?}");
+        assert!(ratio_difference_interval(&a, &b[..79], 10, 0.95, 1).is_err());
         assert!(ratio_difference_interval(&[], &[], 10, 0.95, 1).is_err());
+    }
+
+    #[test]
+    fn few_differing_items_need_the_sign_test_too() {
+        assert!((sign_test_p(4, 0) - 0.125).abs() < 1e-12);
+        assert!((sign_test_p(6, 0) - 0.03125).abs() < 1e-12);
+        assert!((sign_test_p(3, 3) - 1.0).abs() < 1e-12);
+        assert!((sign_test_p(9, 1) - 0.021484375).abs() < 1e-12);
+        // 4 of 300 words gained, none lost: the bootstrap alone excludes 0, the sign test (p = 0.125) does not.
+        let mut d = vec![0.0; 300];
+        d[..4].fill(1.0);
+        let boot = mean_interval(&d, [-1.0, 1.0], 1000, 0.95, 2).unwrap();
+        assert!(boot.low > 0.0, "{boot:?}");
+        let guarded = paired_mean_interval(&d, [-1.0, 1.0], 1000, 0.95, 2).unwrap();
+        assert_eq!((guarded.low, guarded.high), (0.0, boot.high));
+        // 8 of 8 (p = 0.008): both agree, the interval stands.
+        d[..8].fill(1.0);
+        assert!(paired_mean_interval(&d, [-1.0, 1.0], 1000, 0.95, 2).unwrap().low > 0.0);
+        // Many differing items: the bootstrap alone.
+        let many: Vec<f64> = (0..300)
+            .map(|i| {
+                if i % 3 == 0 {
+                    1.0
+                } else if i % 7 == 0 {
+                    -1.0
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        assert_eq!(
+            paired_mean_interval(&many, [-1.0, 1.0], 1000, 0.95, 2).unwrap(),
+            mean_interval(&many, [-1.0, 1.0], 1000, 0.95, 2).unwrap()
+        );
     }
 
     #[test]

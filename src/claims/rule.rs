@@ -4,7 +4,8 @@
 //! A claim is a conjunction of checks. A check compares a score with another score or with a number:
 //! - `a > b`: supported when `low(a) > high(b)`, contradicted when `high(a) < low(b)`, otherwise inconclusive
 //!   (the 95 % intervals overlap). `a < b` is the mirror image. A number has a zero-width interval.
-//!   Non-overlap of two 95 % intervals is a conservative test (about p < 0.006 for equal, normal errors).
+//!   Non-overlap of two 95 % intervals is a conservative test (about p < 0.006 for independent estimates with
+//!   equal, normal errors).
 //! - `a ≈ c` (`c` a number, e.g. a chance level: "drops to random") with a `tolerance` `t`: an equivalence test
 //!   on the margin `[c − t, c + t]` (the claim as tested is "a lies within t of c"): supported when the whole
 //!   interval of `a` lies inside the margin, contradicted when it lies wholly outside it, inconclusive otherwise (a
@@ -21,6 +22,12 @@
 //! A claim is contradicted when any check is, supported when every check is, and inconclusive otherwise. A claim
 //! about "several" or "most" of its cases sets `at_least: k` of its n checks: supported when k or more are
 //! supported, contradicted when more than n − k are contradicted (k can no longer be reached), else inconclusive.
+//!
+//! **Several checks.** "Every check holds" needs each check at its own 95 % level (an intersection–union test: no
+//! correction is due, Berger 1982). "Some check fails" is a union of n chances to err, so a check of a claim of n
+//! checks is contradicted only at the Bonferroni level 0.05 / n: its 95 % intervals, widened about their estimates
+//! by z₁₋₀.₀₂₅/ₙ / z₀.₉₇₅ (a normal approximation; [`contradiction_widening`]), must lie apart in the opposite
+//! order. A check apart the other way at 95 % but not at that level is inconclusive, and says so.
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -132,10 +139,65 @@ fn show(key: &str, s: &Score) -> String {
     format!("{key} {}{chance}", s.display(digits_for(s.estimate)))
 }
 
-/// Evaluates one check against `scores`.
+/// The standard normal quantile Φ⁻¹(p), 0 < p < 1 (Acklam's rational approximation, relative error below
+/// 1.2e-9; the tails by the same method's second form).
+pub fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969683028665376e1,
+        2.209460984245205e2,
+        -2.759285104469687e2,
+        1.38357751867269e2,
+        -3.066479806614716e1,
+        2.506628277459239,
+    ];
+    const B: [f64; 5] =
+        [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
+    const C: [f64; 6] = [
+        -7.784894002430293e-3,
+        -3.223964580411365e-1,
+        -2.400758277161838,
+        -2.549732539343734,
+        4.374664141464968,
+        2.938163982698783,
+    ];
+    const D: [f64; 4] = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
+}
+
+/// How much a 95 % interval is widened before it may contradict one of a claim's `n` checks: the ratio of the
+/// normal quantiles at the Bonferroni level, z₁₋₀.₀₂₅/ₙ / z₀.₉₇₅ (1 for one check, 1.31 for 5, 1.59 for 27).
+pub fn contradiction_widening(n: usize) -> f64 {
+    normal_quantile(1.0 - 0.025 / n.max(1) as f64) / normal_quantile(0.975)
+}
+
+/// Evaluates one check against `scores`, alone (see [`check_among`]).
 pub fn check(c: &Check, scores: &BTreeMap<String, Score>) -> Result<CheckOutcome> {
+    check_among(c, scores, 1)
+}
+
+/// Evaluates one check of a claim of `n` checks against `scores` (see the module docs: supported at 95 %,
+/// contradicted only at the Bonferroni level for `n` checks).
+pub fn check_among(c: &Check, scores: &BTreeMap<String, Score>, n: usize) -> Result<CheckOutcome> {
     let get = |k: &str| {
         scores.get(k).ok_or_else(|| Error::Invalid(format!("claim check names score '{k}', which the record lacks")))
+    };
+    let side = |d: &str, k: &str| {
+        scores
+            .get(k)
+            .ok_or_else(|| Error::Invalid(format!("difference '{d}' is of score '{k}', which the record lacks")))
     };
     let a = get(&c.left)?;
     let op = match c.op.as_str() {
@@ -153,7 +215,12 @@ pub fn check(c: &Check, scores: &BTreeMap<String, Score>) -> Result<CheckOutcome
     if op == "≈" && b_score.is_some() {
         return Err(Error::Invalid(format!("claim check '{} ≈ …' needs a number on the right", c.left)));
     }
-    let ours = format!("{} {op} {b_text}", show(&c.left, a));
+    let mut ours = format!("{} {op} {b_text}", show(&c.left, a));
+    if let Some([l, r]) = &a.difference_of {
+        let (sl, sr) = (side(&c.left, l)?, side(&c.left, r)?);
+        ours +=
+            &format!(" ({} {}, {} {})", l, sl.display(digits_for(sl.estimate)), r, sr.display(digits_for(sr.estimate)));
+    }
     let out = |verdict, reason: &str| CheckOutcome { verdict, ours: ours.clone(), reason: reason.to_string() };
     if !a.has_interval() || b_score.is_some_and(|b| !b.has_interval()) {
         return Ok(out(Verdict::Inconclusive, "no interval (one seed of a statistic without per-item form)"));
@@ -164,26 +231,41 @@ pub fn check(c: &Check, scores: &BTreeMap<String, Score>) -> Result<CheckOutcome
         }
     }
     // A paired difference of two models that both sit at chance says nothing either, whatever its interval.
-    for s in std::iter::once(a).chain(b_score) {
+    let right_key = match &c.right {
+        Operand::Key(k) => k.as_str(),
+        Operand::Value(_) => "",
+    };
+    for (key, s) in [(c.left.as_str(), Some(a)), (right_key, b_score)] {
+        let Some(s) = s else { continue };
         if let Some([l, r]) = &s.difference_of {
-            if get(l)?.at_chance() && get(r)?.at_chance() {
+            if side(key, l)?.at_chance() && side(key, r)?.at_chance() {
                 return Ok(out(Verdict::Inconclusive, &format!("both sides of the difference at chance ({l}, {r})")));
             }
         }
     }
+    // The intervals a contradiction is judged on: widened for the claim's n checks (equal to the 95 % ones at n = 1).
+    let f = contradiction_widening(n);
+    let widen = |s: &Score| (s.estimate - f * (s.estimate - s.low), s.estimate + f * (s.high - s.estimate));
+    let (wa_low, wa_high) = widen(a);
+    let (wb_low, wb_high) = b_score.map(widen).unwrap_or((b_low, b_high));
+    let bonferroni = if n > 1 { format!(" at the Bonferroni level for {n} checks") } else { String::new() };
+    let opposite = format!("the opposite order, intervals apart{bonferroni}");
+    let opposite_95 = format!("the opposite order at 95 %, not at the Bonferroni level for {n} checks");
     Ok(match op.as_str() {
         ">" if a.low > b_high => out(Verdict::Supported, ""),
-        ">" if a.high < b_low => out(Verdict::Contradicted, "the opposite order, intervals apart"),
+        ">" if wa_high < wb_low => out(Verdict::Contradicted, &opposite),
+        ">" if a.high < b_low => out(Verdict::Inconclusive, &opposite_95),
         "<" if a.high < b_low => out(Verdict::Supported, ""),
-        "<" if a.low > b_high => out(Verdict::Contradicted, "the opposite order, intervals apart"),
+        "<" if wa_low > wb_high => out(Verdict::Contradicted, &opposite),
+        "<" if a.low > b_high => out(Verdict::Inconclusive, &opposite_95),
         "≈" => match c.tolerance {
             Some(t) if a.low >= b_low - t && a.high <= b_low + t => out(Verdict::Supported, ""),
-            Some(t) if a.high < b_low - t || a.low > b_low + t => {
-                out(Verdict::Contradicted, &format!("the interval lies beyond ± {} of the value", sig3(t)))
+            Some(t) if wa_high < b_low - t || wa_low > b_low + t => {
+                out(Verdict::Contradicted, &format!("the interval lies beyond ± {} of the value{bonferroni}", sig3(t)))
             }
             Some(t) => out(Verdict::Inconclusive, &format!("the interval reaches beyond ± {} of the value", sig3(t))),
-            None if !(a.low <= b_low && b_low <= a.high) => {
-                out(Verdict::Contradicted, "the value lies outside the interval")
+            None if !(wa_low <= b_low && b_low <= wa_high) => {
+                out(Verdict::Contradicted, &format!("the value lies outside the interval{bonferroni}"))
             }
             None => out(Verdict::Inconclusive, "the interval holds the value; equality needs a tolerance to be shown"),
         },
@@ -226,7 +308,7 @@ pub fn evaluate(claims: &mut [Claim], scores: &BTreeMap<String, Score>) -> Resul
             .checks
             .iter()
             .map(|c| {
-                check(c, scores).map(|mut o| {
+                check_among(c, scores, claim.checks.len()).map(|mut o| {
                     if !c.label.is_empty() {
                         o.ours = format!("{}: {}", c.label, o.ours);
                     }
@@ -335,6 +417,61 @@ mod tests {
             label: String::new(),
         };
         assert!(check(&c, &scores()).unwrap().reason.contains("chance_b, chance_a"));
+        // Text: a difference shows both sides; a check against a number says whether the interval holds it.
+        let o = check(&Check { left: "high−low".into(), ..c.clone() }, &scores()).unwrap();
+        assert!(o.ours.contains("(high 0.600 [0.550, 0.650], low 0.300 [0.250, 0.350])"), "{}", o.ours);
+        let o = check(&Check { left: "mid".into(), right: Operand::Value(0.5), ..c.clone() }, &scores()).unwrap();
+        assert_eq!(o.reason, "the interval holds 0.500");
+        // A difference on the right is guarded too; a difference of a missing score is named.
+        let gains = Check { left: "high−low".into(), right: Operand::Key("chance_b−chance_a".into()), ..c.clone() };
+        assert!(check(&gains, &scores()).unwrap().reason.contains("at chance"));
+        let mut lacking = scores();
+        lacking.remove("low");
+        let e = check(&Check { left: "high−low".into(), ..c }, &lacking).unwrap_err().to_string();
+        assert!(e.contains("difference 'high−low' is of score 'low'"), "{e}");
+    }
+
+    #[test]
+    fn contradiction_of_one_of_many_checks_needs_the_bonferroni_level() {
+        assert!((normal_quantile(0.975) - 1.959964).abs() < 1e-5);
+        assert!((normal_quantile(0.001) + 3.090232).abs() < 1e-5);
+        assert!((normal_quantile(0.5)).abs() < 1e-12);
+        assert!((contradiction_widening(1) - 1.0).abs() < 1e-12);
+        assert!((contradiction_widening(27) - 1.5883).abs() < 1e-4, "{}", contradiction_widening(27));
+        // A difference of −0.3 [−0.5, −0.1] against "> 0": apart at 95 %; widened ×1.59 for 27 checks it reaches 0.
+        let mut sc = scores();
+        sc.insert("gap".into(), paired(-0.3, -0.5, -0.1, ["low", "high"]));
+        let c = Check {
+            left: "gap".into(),
+            op: ">".into(),
+            right: Operand::Value(0.0),
+            tolerance: None,
+            label: String::new(),
+        };
+        assert_eq!(check_among(&c, &sc, 1).unwrap().verdict, Verdict::Contradicted);
+        assert_eq!(check_among(&c, &sc, 5).unwrap().verdict, Verdict::Contradicted, "×1.31: −0.3 + 0.26 < 0");
+        let o = check_among(&c, &sc, 27).unwrap();
+        assert_eq!(
+            (o.verdict, o.reason.as_str()),
+            (Verdict::Inconclusive, "the opposite order at 95 %, not at the Bonferroni level for 27 checks")
+        );
+        // Support is per check at 95 % whatever n.
+        let up = Check { op: "<".into(), ..c };
+        assert_eq!(check_among(&up, &sc, 27).unwrap().verdict, Verdict::Supported);
+        // evaluate() passes the claim's number of checks.
+        let mut claims = vec![Claim {
+            id: "c".into(),
+            source: "s".into(),
+            quote: "q".into(),
+            statement: "s".into(),
+            paper: String::new(),
+            checks: vec![Check { op: ">".into(), ..up.clone() }; 27],
+            at_least: None,
+            verdict: None,
+            outcomes: vec![],
+        }];
+        evaluate(&mut claims, &sc).unwrap();
+        assert_eq!(claims[0].verdict, Some(Verdict::Inconclusive));
     }
 
     #[test]

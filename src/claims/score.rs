@@ -20,13 +20,15 @@
 //!   on the same test items are compared through the score of their difference, bootstrapped over the items with
 //!   one draw per resample for both sides ([`crate::analysis::bootstrap`]), so the variance the two share (hard
 //!   and easy sentences) cancels. A claim then checks `difference > 0` ([`super::rule`]), which resolves gaps that
-//!   two separate 95 % intervals cannot (their non-overlap is a test at about p < 0.006). At N ≥ 2 seeds the
+//!   two separate 95 % intervals cannot (their non-overlap is a test at about p < 0.006 for independent estimates). At N ≥ 2 seeds the
 //!   per-seed differences combine like any score (models trained per seed, so seed variance is in the interval).
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::bootstrap::{check_range, mean_interval, ratio_difference_interval, ratio_interval};
+use crate::analysis::bootstrap::{
+    check_range, mean_interval, paired_mean_interval, ratio_difference_interval, ratio_interval,
+};
 use crate::error::{Error, Result};
 
 /// Bootstrap resamples of every score.
@@ -155,17 +157,22 @@ impl ScoreSpec {
         if !k.is_finite() || k <= 0.0 {
             return Err(Error::Invalid(format!("score '{key}': scale must be a positive number, got {k}")));
         }
-        // FNV-1a of the key, so each score's bootstrap draws its own resamples.
-        let boot_seed = seed ^ crate::text::corpus::fnv1a(0, key.as_bytes());
+        let boot_seed = bootstrap_seed(seed, key);
         let (est, low, high, interval, items, range) = if let Some(v) = &self.items {
             let range = self.range.unwrap_or([0.0, 1.0]);
             let i = mean_interval(v, range, RESAMPLES, LEVEL, boot_seed).map_err(|e| named(key, e))?;
             (i.estimate, i.low, i.high, IntervalKind::Bootstrap, v.len(), Some(range))
         } else if let Some(r) = &self.ratio {
-            let pairs: Vec<(f64, f64)> = r.iter().map(|p| (p[0], p[1])).collect();
+            let pairs = as_pairs(r);
             let i = ratio_interval(&pairs, RESAMPLES, LEVEL, boot_seed).map_err(|e| named(key, e))?;
-            let parts = pairs.iter().all(|&(x, y)| 0.0 <= x && x <= y);
-            (i.estimate, i.low, i.high, IntervalKind::Bootstrap, pairs.len(), parts.then_some([0.0, 1.0]))
+            (
+                i.estimate,
+                i.low,
+                i.high,
+                IntervalKind::Bootstrap,
+                pairs.len(),
+                parts_in_range(&pairs).then_some([0.0, 1.0]),
+            )
         } else {
             let e = self.estimate.unwrap_or(f64::NAN);
             if let Some([lo, hi]) = self.range {
@@ -214,39 +221,27 @@ impl ScoreSpec {
                 other.scale.unwrap_or(1.0)
             )));
         }
-        let boot_seed = seed ^ crate::text::corpus::fnv1a(0, key.as_bytes());
+        let same_items = |n: usize, m: usize| {
+            (n == m)
+                .then_some(())
+                .ok_or_else(|| err(format!("{n} items against {m}; a paired difference needs the same test items")))
+        };
+        let boot_seed = bootstrap_seed(seed, key);
         let (i, n, range) = match (&self.items, &other.items, &self.ratio, &other.ratio) {
             (Some(a), Some(b), None, None) => {
-                if a.len() != b.len() {
-                    return Err(err(format!(
-                        "{} items against {}; a paired difference needs the same test items",
-                        a.len(),
-                        b.len()
-                    )));
-                }
+                same_items(a.len(), b.len())?;
                 let ([alo, ahi], [blo, bhi]) = (self.range.unwrap_or([0.0, 1.0]), other.range.unwrap_or([0.0, 1.0]));
                 let range = [alo - bhi, ahi - blo];
                 let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-                (
-                    mean_interval(&d, range, RESAMPLES, LEVEL, boot_seed).map_err(|e| err(e.to_string()))?,
-                    d.len(),
-                    Some(range),
-                )
+                let i = paired_mean_interval(&d, range, RESAMPLES, LEVEL, boot_seed).map_err(|e| err(e.to_string()))?;
+                (i, d.len(), Some(range))
             }
             (None, None, Some(a), Some(b)) => {
-                let pairs = |r: &[[f64; 2]]| r.iter().map(|p| (p[0], p[1])).collect::<Vec<_>>();
-                let (a, b) = (pairs(a), pairs(b));
-                if a.len() != b.len() {
-                    return Err(err(format!(
-                        "{} items against {}; a paired difference needs the same test items",
-                        a.len(),
-                        b.len()
-                    )));
-                }
+                same_items(a.len(), b.len())?;
+                let (a, b) = (as_pairs(a), as_pairs(b));
                 let i =
                     ratio_difference_interval(&a, &b, RESAMPLES, LEVEL, boot_seed).map_err(|e| err(e.to_string()))?;
-                let parts = |r: &[(f64, f64)]| r.iter().all(|&(x, y)| 0.0 <= x && x <= y);
-                (i, a.len(), (parts(&a) && parts(&b)).then_some([-1.0, 1.0]))
+                (i, a.len(), (parts_in_range(&a) && parts_in_range(&b)).then_some([-1.0, 1.0]))
             }
             _ => {
                 return Err(
@@ -271,6 +266,20 @@ impl ScoreSpec {
             difference_of: Some([keys[0].to_string(), keys[1].to_string()]),
         })
     }
+}
+
+/// The bootstrap seed of score `key` at run seed `seed`: FNV-1a of the key, so each score draws its own resamples.
+fn bootstrap_seed(seed: u64, key: &str) -> u64 {
+    seed ^ crate::text::corpus::fnv1a(0, key.as_bytes())
+}
+
+fn as_pairs(r: &[[f64; 2]]) -> Vec<(f64, f64)> {
+    r.iter().map(|p| (p[0], p[1])).collect()
+}
+
+/// Every item's numerator lies between 0 and its denominator (F1, LAS, convert rates): the ratio lies in [0, 1].
+fn parts_in_range(pairs: &[(f64, f64)]) -> bool {
+    pairs.iter().all(|&(x, y)| 0.0 <= x && x <= y)
 }
 
 fn named(key: &str, e: Error) -> Error {
