@@ -140,7 +140,8 @@ pub fn ratio_interval(items: &[(f64, f64)], resamples: usize, level: f64, seed: 
 /// Tibshirani 1993, ch. 13). Used to compare two models' span F1 or LAS on one test set: the items' shared
 /// difficulty cancels, so the interval is narrower than two separate intervals would allow. Item `i` of `a` and of
 /// `b` must be the same test item. A resample whose denominators sum to zero on either side has no difference and
-/// is not counted. When every item is scored identically by both systems (the same numerator and denominator), the
+/// is not counted; a side whose denominators are all 0 has no ratio, and the difference then gets the whole range
+/// `[−1, 1]` as its interval. When every item is scored identically by both systems (the same numerator and denominator), the
 /// difference is 0 in every resample; the interval is then the bound of [`all_equal_bound`] on `[−1, 1]`, over the
 /// items with a denominator, rather than `[0, 0]`. The interval passes through [`sign_test_guard`].
 pub fn ratio_difference_interval(
@@ -162,6 +163,12 @@ pub fn ratio_difference_interval(
     let sums = |xs: &[(f64, f64)]| xs.iter().fold((0.0, 0.0), |(s, t), &(x, y)| (s + x, t + y));
     let ((an, ad), (bn, bd)) = (sums(a), sums(b));
     let estimate = ratio(an, ad) - ratio(bn, bd);
+    // A side with no denominator at all has no ratio (a convert rate with every prediction in both token sets):
+    // the difference is undefined, and its interval is the whole range, so no check can rest on it.
+    let undefined = Interval { estimate, low: -1.0, high: 1.0, level };
+    if ad == 0.0 || bd == 0.0 {
+        return Ok(undefined);
+    }
     let scored: Vec<usize> = (0..a.len()).filter(|&i| a[i].1 > 0.0 || b[i].1 > 0.0).collect();
     if scored.iter().all(|&i| a[i] == b[i]) {
         let zeros = scored.iter().map(|_| 0.0);
@@ -185,7 +192,7 @@ pub fn ratio_difference_interval(
         })
         .collect();
     if stats.is_empty() {
-        return Err(Error::Invalid("no resample has a denominator on both sides".into()));
+        return Ok(undefined);
     }
     stats.sort_by(f64::total_cmp);
     let tail = (1.0 - level) / 2.0;
@@ -349,6 +356,9 @@ mod tests {
         let a2 = [(2.0, 4.0), (3.0, 4.0)];
         let w = ratio_difference_interval(&a2, &b2, 1000, 0.95, 1).unwrap();
         assert!(w.low <= w.estimate && w.estimate <= w.high && w.estimate < 0.0, "{w:?}");
+        // A side without any denominator: undefined, the whole range.
+        let none = ratio_difference_interval(&a[..3], &[(0.0, 0.0); 3], 100, 0.95, 1).unwrap();
+        assert_eq!((none.low, none.high), (-1.0, 1.0));
         assert!(ratio_difference_interval(&a, &b[..79], 10, 0.95, 1).is_err());
         assert!(ratio_difference_interval(&[], &[], 10, 0.95, 1).is_err());
     }
