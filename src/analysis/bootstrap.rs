@@ -104,7 +104,6 @@ pub fn ratio_interval(items: &[(f64, f64)], resamples: usize, level: f64, seed: 
             items.len()
         )));
     }
-    let ratio = |num: f64, den: f64| if den == 0.0 { 0.0 } else { num / den };
     let n = items.len();
     let (num, den) = items.iter().fold((0.0, 0.0), |(a, b), &(x, y)| (a + x, b + y));
     let per_item = items.iter().filter(|&&(_, y)| y > 0.0).map(|&(x, y)| x / y);
@@ -121,13 +120,13 @@ pub fn ratio_interval(items: &[(f64, f64)], resamples: usize, level: f64, seed: 
                 let (x, y) = items[rng.below(n)];
                 (a + x, b + y)
             });
-            ratio(a, b)
+            ratio_or_zero(a, b)
         })
         .collect();
     stats.sort_by(f64::total_cmp);
     let tail = (1.0 - level) / 2.0;
     Ok(Interval {
-        estimate: ratio(num, den),
+        estimate: ratio_or_zero(num, den),
         low: percentile(&stats, tail),
         high: percentile(&stats, 1.0 - tail),
         level,
@@ -159,10 +158,9 @@ pub fn ratio_difference_interval(
             b.len()
         )));
     }
-    let ratio = |num: f64, den: f64| if den == 0.0 { 0.0 } else { num / den };
     let sums = |xs: &[(f64, f64)]| xs.iter().fold((0.0, 0.0), |(s, t), &(x, y)| (s + x, t + y));
     let ((an, ad), (bn, bd)) = (sums(a), sums(b));
-    let estimate = ratio(an, ad) - ratio(bn, bd);
+    let estimate = ratio_or_zero(an, ad) - ratio_or_zero(bn, bd);
     // A side with no denominator at all has no ratio (a convert rate with every prediction in both token sets):
     // the difference is undefined, and its interval is the whole range, so no check can rest on it.
     let undefined = Interval { estimate, low: -1.0, high: 1.0, level };
@@ -197,7 +195,8 @@ pub fn ratio_difference_interval(
     stats.sort_by(f64::total_cmp);
     let tail = (1.0 - level) / 2.0;
     let boot = Interval { estimate, low: percentile(&stats, tail), high: percentile(&stats, 1.0 - tail), level };
-    let per_item: Vec<f64> = a.iter().zip(b).map(|(&(x, y), &(u, v))| ratio(x, y) - ratio(u, v)).collect();
+    let per_item: Vec<f64> =
+        a.iter().zip(b).map(|(&(x, y), &(u, v))| ratio_or_zero(x, y) - ratio_or_zero(u, v)).collect();
     Ok(sign_test_guard(&per_item, boot))
 }
 
@@ -241,6 +240,15 @@ pub fn paired_mean_interval(
 ) -> Result<Interval> {
     let boot = mean_interval(differences, range, resamples, level, seed)?;
     Ok(sign_test_guard(differences, boot))
+}
+
+/// `num / den`, or 0 when `den` is 0 (an empty resample or item).
+fn ratio_or_zero(num: f64, den: f64) -> f64 {
+    if den == 0.0 {
+        0.0
+    } else {
+        num / den
+    }
 }
 
 /// The interval of items that all equal one value in `range`, else `None` (see the module docs).
