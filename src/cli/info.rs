@@ -6,7 +6,7 @@ use crossling::data::resolve::DataRoots;
 pub fn run() -> Result<()> {
     let t = crossling::device::torch_info();
     println!("crossling {}", env!("CARGO_PKG_VERSION"));
-    println!("libtorch: {}", t.libtorch_lib);
+    println!("libtorch: {} (loaded)", t.describe());
     println!("intra-op threads: {}", t.intra_op_threads);
     println!("CUDA: {} ({} device(s)), cuDNN: {}", t.cuda_available, t.cuda_devices, t.cudnn_available);
     let roots = DataRoots::from_env();

@@ -12,10 +12,8 @@
 //!   libtorch's CPU autocast covers a different op list and is slower than fp32 on most CPUs;
 //! - `auto`: `bf16` on CUDA, `fp32` on the CPU.
 //!
-//! libtorch's CUDA autocast type defaults to fp16 and `tch` 0.26 exposes no setter, so this module declares
-//! `at::autocast::{get,set}_autocast_dtype` from `libtorch_cpu` (exported C++ functions whose two arguments are
-//! `int8_t`-backed enums; the Itanium-mangled names are those of libtorch 2.x) and sets bf16 for the duration of
-//! the forward pass only. A unit test checks the binding by a set/get round trip, which runs without a GPU.
+//! The autocast region is opened by [`crate::device::autocast`] with libtorch's device-typed C++ API (bf16 as the
+//! lower-precision type, which `tch` 0.26 cannot set, and none of the deprecated calls behind `tch::autocast`).
 use serde::{Deserialize, Serialize};
 use tch::Device;
 
@@ -146,18 +144,5 @@ mod tests {
         assert!("fp16".parse::<Precision>().is_err());
         let p: Precision = serde_json::from_str("\"fp32\"").unwrap();
         assert_eq!(p, Precision::Fp32);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn autocast_dtype_binding_round_trips() {
-        // Thread-local state of libtorch; no GPU needed. Half = 5.
-        let before = autocast::cuda_dtype();
-        autocast::set_cuda_dtype(5);
-        assert_eq!(autocast::cuda_dtype(), 5);
-        let inner = autocast::bf16(autocast::cuda_dtype);
-        assert_eq!(inner, autocast::BFLOAT16);
-        assert_eq!(autocast::cuda_dtype(), 5, "restored after the region");
-        autocast::set_cuda_dtype(before);
     }
 }

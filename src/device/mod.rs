@@ -34,8 +34,10 @@ pub fn parse_device(name: &str) -> Result<tch::Device> {
 /// Facts about the linked libtorch, for `crossling info` and for provenance records.
 #[derive(Debug, Clone, Serialize)]
 pub struct TorchInfo {
-    /// The folder the binary's rpath points at (set by build.rs).
-    pub libtorch_lib: &'static str,
+    /// The folder of the `libtorch_cpu` this process has loaded ([`loaded_libtorch_lib`]).
+    pub libtorch_lib: String,
+    /// That libtorch's version where its folder says (a PyPI wheel's `torch/version.py`), e.g. `2.13.0+cu130`.
+    pub libtorch_version: Option<String>,
     pub cuda_available: bool,
     pub cuda_devices: i64,
     pub cudnn_available: bool,
@@ -44,13 +46,49 @@ pub struct TorchInfo {
 
 /// Query the linked libtorch.
 pub fn torch_info() -> TorchInfo {
+    let lib = loaded_libtorch_lib();
     TorchInfo {
-        libtorch_lib: env!("CROSSLING_LIBTORCH_LIB"),
+        libtorch_version: wheel_version(&lib),
+        libtorch_lib: lib.display().to_string(),
         cuda_available: tch::Cuda::is_available(),
         cuda_devices: tch::Cuda::device_count(),
         cudnn_available: tch::Cuda::cudnn_is_available(),
         intra_op_threads: tch::get_num_threads(),
     }
+}
+
+impl TorchInfo {
+    /// The libtorch of a provenance record: its folder, with the version where known.
+    pub fn describe(&self) -> String {
+        match &self.libtorch_version {
+            Some(v) => format!("{} (torch {v})", self.libtorch_lib),
+            None => self.libtorch_lib.clone(),
+        }
+    }
+}
+
+/// The folder of the `libtorch_cpu` shared library mapped into this process, from `/proc/self/maps` (Linux),
+/// symbolic links resolved; elsewhere, or if it cannot be read, the folder the binary's rpath names (build.rs).
+/// A binary moved to another machine, or run with `LD_LIBRARY_PATH`, may load another libtorch than it was built
+/// against; this names the one that computes.
+pub fn loaded_libtorch_lib() -> std::path::PathBuf {
+    let built = std::path::PathBuf::from(env!("CROSSLING_LIBTORCH_LIB"));
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    maps.lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+        .map(std::path::Path::new)
+        .find(|path| path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("libtorch_cpu.")))
+        .and_then(|path| path.parent())
+        .map(|dir| dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf()))
+        .unwrap_or(built)
+}
+
+/// `__version__` of the PyPI wheel a libtorch folder belongs to (`<torch>/lib` beside `<torch>/version.py`).
+fn wheel_version(lib: &std::path::Path) -> Option<String> {
+    let text = std::fs::read_to_string(lib.parent()?.join("version.py")).ok()?;
+    let line = text.lines().find(|l| l.trim_start().starts_with("__version__"))?;
+    let value = line.split_once('=')?.1.trim();
+    Some(value.trim_matches(|c| c == '\'' || c == '"').to_string())
 }
 
 /// libtorch's CPU generator is global to the process. [`crate::train::train`] holds this lock for its whole run (seeding,
@@ -111,6 +149,28 @@ mod tests {
         let b = a.matmul(&a);
         assert_eq!(Vec::<f32>::try_from(b.reshape([-1])).unwrap(), [7.0, 10.0, 15.0, 22.0]);
         assert!(torch_info().intra_op_threads >= 1);
+    }
+
+    #[test]
+    fn the_loaded_libtorch_is_the_mapped_library_with_its_wheel_version() {
+        let lib = loaded_libtorch_lib();
+        assert!(lib.join("libtorch_cpu.so").exists() || lib.join("libtorch_cpu.dylib").exists(), "{}", lib.display());
+        let info = torch_info();
+        if cfg!(target_os = "linux") {
+            // setup.sh installs the PyPI wheel: its version file sits beside lib/.
+            assert!(info.libtorch_version.as_deref().is_some_and(|v| v.starts_with("2.")), "{info:?}");
+            assert!(info.describe().ends_with(&format!("(torch {})", info.libtorch_version.unwrap())));
+        }
+    }
+
+    #[test]
+    fn wheel_versions_are_read_from_version_py() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("lib")).unwrap();
+        assert_eq!(wheel_version(&dir.path().join("lib")), None);
+        std::fs::write(dir.path().join("version.py"), "from typing import Optional\n__version__ = '2.13.0+cu130'\n")
+            .unwrap();
+        assert_eq!(wheel_version(&dir.path().join("lib")).as_deref(), Some("2.13.0+cu130"));
     }
 
     #[test]

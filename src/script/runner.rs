@@ -135,7 +135,7 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     let p = &mut record.provenance;
     p.revision = revision;
     p.crossling_version = env!("CARGO_PKG_VERSION").to_string();
-    p.libtorch = crate::device::torch_info().libtorch_lib.to_string();
+    p.libtorch = crate::device::torch_info().describe();
     p.scale = opts.scale.name().to_string();
     p.seed = opts.seed;
     p.seeds = seeds;
