@@ -22,7 +22,7 @@
 const CUDA: i8 = 1;
 /// `c10::ScalarType::BFloat16`.
 #[cfg(unix)]
-pub(crate) const BFLOAT16: i8 = 15;
+const BFLOAT16: i8 = 15;
 
 #[cfg(unix)]
 pub(crate) const AVAILABLE: bool = true;
@@ -56,21 +56,21 @@ extern "C" {
 
 /// The CUDA autocast type of this thread (a `c10::ScalarType` code).
 #[cfg(unix)]
-pub(crate) fn cuda_dtype() -> i8 {
+fn cuda_dtype() -> i8 {
     // SAFETY: reads a thread-local array entry; no preconditions, cannot throw.
     unsafe { get_autocast_dtype(CUDA) }
 }
 
 /// Sets this thread's CUDA autocast type.
 #[cfg(unix)]
-pub(crate) fn set_cuda_dtype(dtype: i8) {
+fn set_cuda_dtype(dtype: i8) {
     // SAFETY: writes a thread-local array entry; any `ScalarType` code is accepted, nothing can throw.
     unsafe { set_autocast_dtype(CUDA, dtype) }
 }
 
 /// Whether CUDA autocast is on for this thread.
 #[cfg(unix)]
-pub(crate) fn cuda_enabled() -> bool {
+fn cuda_enabled() -> bool {
     // SAFETY: reads a thread-local dispatch-key flag; cannot throw.
     unsafe { is_autocast_enabled(CUDA) }
 }
