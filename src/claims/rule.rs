@@ -14,7 +14,8 @@
 //! - A check is inconclusive whatever the numbers when a score it reads has no interval (one seed of a statistic
 //!   without per-item form), or when both sides of a comparison of scores sit at their chance level (each
 //!   interval holds the metric's chance level): nothing was learned that the claim could be about. The same
-//!   holds for a paired difference ([`super::score::ScoreSpec::difference`]) whose two sides both sit at chance.
+//!   holds for a paired difference ([`super::score::ScoreSpec::difference`]) whose two sides both sit at chance
+//!   (a side that is itself a difference sits at chance when both of its sides do).
 //! - Two models on the same test items are best compared as `difference > 0`, where `difference` is their paired
 //!   difference score: the check is then the interval of one bootstrapped difference against 0 (a test at about
 //!   p < 0.05), not the non-overlap of two intervals.
@@ -27,7 +28,10 @@
 //! correction is due, Berger 1982). "Some check fails" is a union of n chances to err, so a check of a claim of n
 //! checks is contradicted only at the Bonferroni level 0.05 / n: its 95 % intervals, widened about their estimates
 //! by z₁₋₀.₀₂₅/ₙ / z₀.₉₇₅ (a normal approximation; [`contradiction_widening`]), must lie apart in the opposite
-//! order. A check apart the other way at 95 % but not at that level is inconclusive, and says so.
+//! order. A check apart the other way at 95 % but not at that level is inconclusive, and says so. The widening is
+//! normal rather than a percentile of the resamples because a record keeps each score's 95 % interval, not its
+//! resamples, and because 1,000 resamples cannot place the tail it would need: 0.025 / 27 = 0.09 % a side for
+//! 27 checks is the first of the 1,000, a quantile with no resolution.
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -238,7 +242,7 @@ pub fn check_among(c: &Check, scores: &BTreeMap<String, Score>, n: usize) -> Res
     for (key, s) in [(c.left.as_str(), Some(a)), (right_key, b_score)] {
         let Some(s) = s else { continue };
         if let Some([l, r]) = &s.difference_of {
-            if side(key, l)?.at_chance() && side(key, r)?.at_chance() {
+            if sits_at_chance(key, side(key, l)?, scores)? && sits_at_chance(key, side(key, r)?, scores)? {
                 return Ok(out(Verdict::Inconclusive, &format!("both sides of the difference at chance ({l}, {r})")));
             }
         }
@@ -272,6 +276,21 @@ pub fn check_among(c: &Check, scores: &BTreeMap<String, Score>, n: usize) -> Res
         _ if b_score.is_none() => out(Verdict::Inconclusive, &format!("the interval holds {b_text}")),
         _ => out(Verdict::Inconclusive, "intervals overlap"),
     })
+}
+
+/// True when `s` holds its chance level, or is a paired difference whose two sides both do (a gain of one model
+/// pair minus another's, every model at chance, shows nothing either). `of` names the check's score for errors.
+fn sits_at_chance(of: &str, s: &Score, scores: &BTreeMap<String, Score>) -> Result<bool> {
+    if s.at_chance() {
+        return Ok(true);
+    }
+    let Some([l, r]) = &s.difference_of else { return Ok(false) };
+    let side = |k: &str| {
+        scores
+            .get(k)
+            .ok_or_else(|| Error::Invalid(format!("difference '{of}' rests on score '{k}', which the record lacks")))
+    };
+    Ok(sits_at_chance(of, side(l)?, scores)? && sits_at_chance(of, side(r)?, scores)?)
 }
 
 /// The verdict of a conjunction of check outcomes.
@@ -425,6 +444,17 @@ mod tests {
         // A difference on the right is guarded too; a difference of a missing score is named.
         let gains = Check { left: "high−low".into(), right: Operand::Key("chance_b−chance_a".into()), ..c.clone() };
         assert!(check(&gains, &scores()).unwrap().reason.contains("at chance"));
+        // A difference of two differences whose four scores all sit at chance shows nothing either; one model off
+        // chance is enough for it to count.
+        let mut nested = scores();
+        nested.insert("chance_a−chance_b".into(), paired(-1.0, -1.5, -0.5, ["chance_a", "chance_b"]));
+        nested.insert("gap".into(), paired(2.0, 1.0, 3.0, ["chance_b−chance_a", "chance_a−chance_b"]));
+        nested.insert("gap2".into(), paired(2.0, 1.0, 3.0, ["chance_b−chance_a", "high−low"]));
+        let gap = Check { left: "gap".into(), ..c.clone() };
+        let o = check(&gap, &nested).unwrap();
+        assert_eq!(o.verdict, Verdict::Inconclusive);
+        assert!(o.reason.contains("at chance"), "{}", o.reason);
+        assert_eq!(check(&Check { left: "gap2".into(), ..c.clone() }, &nested).unwrap().verdict, Verdict::Supported);
         let mut lacking = scores();
         lacking.remove("low");
         let e = check(&Check { left: "high−low".into(), ..c }, &lacking).unwrap_err().to_string();

@@ -230,11 +230,11 @@ impl ScoreSpec {
         let (i, n, range) = match (&self.items, &other.items, &self.ratio, &other.ratio) {
             (Some(a), Some(b), None, None) => {
                 same_items(a.len(), b.len())?;
-                let ([alo, ahi], [blo, bhi]) = (self.range.unwrap_or([0.0, 1.0]), other.range.unwrap_or([0.0, 1.0]));
-                let range = [alo - bhi, ahi - blo];
-                let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-                let i = paired_mean_interval(&d, range, RESAMPLES, LEVEL, boot_seed).map_err(|e| err(e.to_string()))?;
-                (i, d.len(), Some(range))
+                let d = self.item_difference(other).expect("both per-item, same length and scale");
+                let (items, range) = (d.items.unwrap_or_default(), d.range.unwrap_or([-1.0, 1.0]));
+                let i =
+                    paired_mean_interval(&items, range, RESAMPLES, LEVEL, boot_seed).map_err(|e| err(e.to_string()))?;
+                (i, items.len(), Some(range))
             }
             (None, None, Some(a), Some(b)) => {
                 same_items(a.len(), b.len())?;
@@ -264,6 +264,26 @@ impl ScoreSpec {
             per_seed: vec![SeedScore { seed, estimate: est, low, high }],
             range: range.map(|[lo, hi]| [lo * scale, hi * scale]),
             difference_of: Some([keys[0].to_string(), keys[1].to_string()]),
+        })
+    }
+}
+
+impl ScoreSpec {
+    /// The per-item difference `self − other` as a spec of its own (items `aᵢ − bᵢ`, range the left range minus the
+    /// right one, the same scale, no chance level), so that a difference can itself be differenced: a gain with
+    /// full streams minus the gain with short ones, both on the same test items. `None` unless both are per-item
+    /// `items` specs of one length and scale (a difference of ratios is not a mean of per-item values).
+    pub fn item_difference(&self, other: &ScoreSpec) -> Option<ScoreSpec> {
+        let (a, b) = (self.items.as_ref()?, other.items.as_ref()?);
+        if a.len() != b.len() || self.scale.unwrap_or(1.0) != other.scale.unwrap_or(1.0) {
+            return None;
+        }
+        let ([alo, ahi], [blo, bhi]) = (self.range.unwrap_or([0.0, 1.0]), other.range.unwrap_or([0.0, 1.0]));
+        Some(ScoreSpec {
+            items: Some(a.iter().zip(b).map(|(x, y)| x - y).collect()),
+            range: Some([alo - bhi, ahi - blo]),
+            scale: self.scale,
+            ..ScoreSpec::default()
         })
     }
 }
@@ -475,6 +495,26 @@ mod tests {
         assert_eq!(combine("a−b", &[d.clone(), d1]).unwrap().difference_of, d.difference_of);
         let other = Score { difference_of: Some(["a".into(), "c".into()]), ..d.clone() };
         assert!(combine("a−b", &[d, other]).is_err());
+    }
+
+    #[test]
+    fn an_item_difference_is_a_spec_of_its_own() {
+        let a = ScoreSpec { scale: Some(100.0), ..spec_items(vec![1.0, 1.0, 0.0]) };
+        let b = ScoreSpec { scale: Some(100.0), ..spec_items(vec![0.0, 1.0, 1.0]) };
+        let d = a.item_difference(&b).unwrap();
+        assert_eq!(
+            (d.items.as_deref(), d.range, d.scale, d.chance),
+            (Some(&[1.0, 0.0, -1.0][..]), Some([-1.0, 1.0]), Some(100.0), None)
+        );
+        // Its difference with another difference spans twice the range, and scores like any paired difference.
+        let dd = d.item_difference(&b.item_difference(&a).unwrap()).unwrap();
+        assert_eq!((dd.items.as_deref(), dd.range), (Some(&[2.0, 0.0, -2.0][..]), Some([-2.0, 2.0])));
+        let via_specs = d.difference(&b.item_difference(&a).unwrap(), "dd", 0, ["d", "e"]).unwrap();
+        assert_eq!((via_specs.estimate, via_specs.range), (0.0, Some([-200.0, 200.0])));
+        // Not for other lengths, scales or kinds.
+        assert!(a.item_difference(&spec_items(vec![0.0, 1.0, 1.0])).is_none());
+        assert!(a.item_difference(&ScoreSpec { scale: Some(100.0), ..spec_items(vec![0.0]) }).is_none());
+        assert!(a.item_difference(&ScoreSpec { ratio: Some(vec![[1.0, 2.0]; 3]), ..Default::default() }).is_none());
     }
 
     fn s_items() -> Vec<f64> {

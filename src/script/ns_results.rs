@@ -10,6 +10,7 @@
 //! results::score("en-fr/f1", #{ ratio: per_sentence_num_den, scale: 100.0 });
 //! results::score("en-fr/cka/L3", #{ estimate: 0.41, range: [0.0, 1.0] });  // no per-item form: interval from seeds
 //! results::difference("a−b/f1", "a/f1", "b/f1");   // paired bootstrap of a − b on the same test items
+//! results::difference("gain-gap", "gain/full", "gain/short");   // a difference of two per-item (items) differences
 //! results::claim(#{ id: "order", source: "Emerging §5.2", quote: "…", statement: "…", paper: "0.69 > 0.58",
 //!                   checks: [#{ left: "bi/avg", op: ">", right: "mono/avg", label: "en-fr" }] });
 //! results::chart(#{ kind: "Line", title: "…", … });   // a crate::plot ChartSpec as a map
@@ -89,6 +90,7 @@ pub fn module(session: &Session) -> Module {
     });
     // results::difference(KEY, LEFT, RIGHT): the paired difference LEFT − RIGHT of two scores of this run on the
     // same test items (ScoreSpec::difference). Asking again for the same KEY of the same two scores does nothing.
+    // A difference of two `items` scores is itself an `items` score that a later difference may name.
     let s = session.clone();
     m.set_native_fn("difference", move |ctx: NativeCallContext, key: &str, left: &str, right: &str| {
         native(&ctx, || {
@@ -100,15 +102,18 @@ pub fn module(session: &Session) -> Module {
                 Some(_) => return Err(rhai_err(format!("results::difference: '{key}' is already another score"))),
                 None => {}
             }
-            let score = {
-                let specs = lock(&specs);
-                let get = |k: &str| {
-                    specs.get(k).ok_or_else(|| {
-                        rhai_err(format!("results::difference '{key}': no score '{k}' yet (results::score it first)"))
-                    })
-                };
-                get(left)?.difference(get(right)?, key, s.env.seed, [left, right])?
+            let mut specs = lock(&specs);
+            let get = |k: &str| {
+                specs.get(k).ok_or_else(|| {
+                    rhai_err(format!("results::difference '{key}': no score '{k}' yet (results::score it first)"))
+                })
             };
+            let (l, r) = (get(left)?, get(right)?);
+            let score = l.difference(r, key, s.env.seed, [left, right])?;
+            // A per-item difference can be differenced again (a difference of two gains on the same items).
+            if let Some(d) = l.item_difference(r) {
+                specs.insert(key.to_string(), d);
+            }
             s.with_record(|r| r.scores.insert(key.to_string(), score));
             Ok(())
         })
@@ -251,6 +256,23 @@ mod tests {
         s.with_record(|r| {
             assert_eq!(r.scores["a−b"].estimate, 50.0);
             assert_eq!(r.scores["a−b"].difference_of, Some(["a".to_string(), "b".to_string()]));
+        });
+        // A difference of two per-item differences (a gain minus a gain), item by item.
+        std::fs::write(
+            &p,
+            "results::score(\"f\", #{ items: [1.0, 1.0, 0.0, 1.0], scale: 100.0 });\n\
+             results::score(\"g\", #{ items: [1.0, 0.0, 1.0, 0.0], scale: 100.0 });\n\
+             results::score(\"h\", #{ items: [0.0, 0.0, 0.0, 0.0], scale: 100.0 });\n\
+             results::difference(\"f−h\", \"f\", \"h\"); results::difference(\"g−h\", \"g\", \"h\");\n\
+             results::difference(\"(f−h)−(g−h)\", \"f−h\", \"g−h\");",
+        )
+        .unwrap();
+        let _ = run_file(&s, &p).unwrap();
+        s.with_record(|r| {
+            let d = &r.scores["(f−h)−(g−h)"];
+            // f − h = [1, 1, 0, 1], g − h = [1, 0, 1, 0]: the items differ by 0, 1, −1, 1, mean 0.25.
+            assert_eq!((d.estimate, d.items, d.range), (25.0, 4, Some([-200.0, 200.0])));
+            assert_eq!(d.difference_of, Some(["f−h".to_string(), "g−h".to_string()]));
         });
         std::fs::write(
             &p,
