@@ -9,7 +9,9 @@
 //! crossling / PyTorch, and model FLOP/s (formula in [`crossling::train::bench`]) against a matmul peak measured
 //! in the same command; on CUDA also the bf16-autocast runs and their MFU against the measured bf16 matmul peak.
 //! tokens/s is over all timed steps; "best step" is `batch · seq` over the fastest timed step, the estimate least
-//! disturbed by other work on a shared machine.
+//! disturbed by other work on a shared machine. Each run also times the step's matrix products alone
+//! ([`crossling::train::gemm_share`]; crossling's MLM head at the masked positions, Hugging Face's at every one)
+//! and reports the share of the step spent outside them.
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -18,6 +20,7 @@ use clap::{Args, Subcommand};
 use crossling::device::{Compute, Precision};
 use crossling::model::ModelConfig;
 use crossling::train::bench::{matmul_peak, time_train_steps, train_flops_per_step};
+use crossling::train::gemm_share::{outside_share, step_gemms, time_gemms, total_seconds};
 use crossling::train::presets::Pretraining;
 use crossling::Scale;
 use serde_json::{json, Value};
@@ -62,6 +65,10 @@ pub struct TrainBenchArgs {
     /// Attention heads instead of the scale's.
     #[arg(long)]
     heads: Option<usize>,
+    /// Dropout of hidden states and attention weights in both runs (default: the model's 0.1); 0 shows what the
+    /// dropout masks cost.
+    #[arg(long)]
+    dropout: Option<f64>,
     /// Intra-op threads of both runs (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -111,13 +118,16 @@ fn shapes(a: &TrainBenchArgs) -> Result<Vec<Shape>> {
             let cpu = name == Scale::Cpu;
             let sc = Pretraining::at(name);
             let seq = a.seq.unwrap_or(sc.seq_len);
+            let defaults = ModelConfig::default();
             let model = ModelConfig {
+                dropout: a.dropout.unwrap_or(defaults.dropout),
+                attention_dropout: a.dropout.unwrap_or(defaults.attention_dropout),
                 vocab_size: a.vocab.unwrap_or(sc.vocab),
                 layers: a.layers.unwrap_or(sc.layers),
                 hidden: a.hidden.unwrap_or(sc.hidden),
                 heads: a.heads.unwrap_or(sc.heads),
                 languages: Vec::new(),
-                ..ModelConfig::default()
+                ..defaults
             };
             model.validate()?;
             if seq > model.max_positions {
@@ -212,6 +222,23 @@ fn train(a: TrainBenchArgs) -> Result<()> {
             let ours = time_train_steps(&s.model, s.batch, s.seq, s.warmup, s.steps, compute, a.seed)?;
             let ours_fps = ours.tokens_per_s / tokens_per_step * flops;
             let ours_best = tokens_per_step / min(&ours.step_seconds);
+            // The step's products timed alone: crossling's head at the masked positions, Hugging Face's at all.
+            let kind = if bf16 { Kind::BFloat16 } else { Kind::Float };
+            let gemms = |positions: usize, step_seconds: &[f64]| {
+                let t = time_gemms(&step_gemms(&s.model, s.batch, s.seq, positions), device, kind, 3);
+                let total = total_seconds(&t);
+                let mean = step_seconds.iter().sum::<f64>() / step_seconds.len().max(1) as f64;
+                json!({
+                    "head_positions": positions,
+                    "seconds": total,
+                    "outside_share": outside_share(total, mean),
+                    "outside_share_best_step": outside_share(total, min(step_seconds)),
+                    "products": t.iter().map(|x| json!({
+                        "name": x.gemm.name, "count": x.gemm.count, "seconds": x.seconds,
+                        "batch": x.gemm.batch, "m": x.gemm.m, "k": x.gemm.k, "n": x.gemm.n,
+                    })).collect::<Vec<_>>(),
+                })
+            };
             let mut run = json!({
                 "precision": if bf16 { "bf16" } else { "fp32" },
                 "peak_flops_per_s": peak,
@@ -223,6 +250,7 @@ fn train(a: TrainBenchArgs) -> Result<()> {
                     "step_seconds": ours.step_seconds,
                     "losses": ours.losses,
                     "parameters": ours.parameters,
+                    "gemms": gemms(ours.head_positions, &ours.step_seconds),
                 },
             });
             if !a.no_reference {
@@ -242,6 +270,7 @@ fn train(a: TrainBenchArgs) -> Result<()> {
                 theirs["best_step_tokens_per_s"] = json!(best);
                 theirs["flops_per_s"] = json!(fps);
                 theirs["fraction_of_peak"] = json!(fps / peak);
+                theirs["gemms"] = gemms(s.batch * s.seq, &steps);
                 run["pytorch"] = theirs;
                 run["ratio"] = json!(ours.tokens_per_s / tps);
                 run["ratio_best_step"] = json!(ours_best / best);
@@ -303,6 +332,17 @@ fn print_text(r: &Value) {
                     g(&x["flops_per_s"]),
                     100.0 * x["fraction_of_peak"].as_f64().unwrap_or(f64::NAN)
                 );
+                let gm = &x["gemms"];
+                if !gm.is_null() {
+                    let f = |k: &str| gm[k].as_f64().unwrap_or(f64::NAN);
+                    println!(
+                        "            GEMMs alone {:.1} ms a step (head at {} positions): {:.1} % of the step outside them ({:.1} % of the best step)",
+                        1e3 * f("seconds"),
+                        gm["head_positions"],
+                        100.0 * f("outside_share"),
+                        100.0 * f("outside_share_best_step")
+                    );
+                }
             }
             if let (Some(ratio), Some(best)) = (run["ratio"].as_f64(), run["ratio_best_step"].as_f64()) {
                 println!("  ratio crossling / pytorch ({p}): {ratio:.3} (best steps: {best:.3})");

@@ -75,6 +75,8 @@ pub struct StepTimings {
     pub losses: Vec<f64>,
     /// Number of trainable parameters.
     pub parameters: i64,
+    /// Masked positions per batch, where the MLM head runs.
+    pub head_positions: usize,
 }
 
 /// Builds `model` (seeded with `seed`) on `compute.device` and times `steps` [`TrainStep`]s after `warmup`
@@ -111,7 +113,14 @@ pub fn time_train_steps(
         losses.push(out.loss);
     }
     let total: f64 = step_seconds.iter().sum();
-    Ok(StepTimings { tokens_per_s: (batch * seq * steps) as f64 / total.max(1e-12), step_seconds, losses, parameters })
+    let head_positions = batches[0].num_selected();
+    Ok(StepTimings {
+        tokens_per_s: (batch * seq * steps) as f64 / total.max(1e-12),
+        step_seconds,
+        losses,
+        parameters,
+        head_positions,
+    })
 }
 
 /// Best FLOP/s of `reps` timed `n × n` matmuls of `kind` on `device` (see the module docs).
@@ -166,6 +175,7 @@ mod tests {
         let t = time_train_steps(&m, 2, 8, 1, 2, Compute::cpu(), 0).unwrap();
         assert_eq!((t.step_seconds.len(), t.losses.len()), (2, 3));
         assert!(t.tokens_per_s > 0.0 && t.parameters > 0);
+        assert_eq!(t.head_positions, 2); // round(0.15 · 16)
         assert!(matmul_peak(Device::Cpu, Kind::Float, 64, 2) > 0.0);
     }
 }

@@ -8,6 +8,7 @@
 //! - [`checkpoint`]: the checkpoint directory (`model.safetensors`, `optimizer.safetensors`, `config.json`,
 //!   `trainer_state.json`), atomic writes and verified loads.
 //! - [`bench`](mod@bench): timed training steps on random batches, training FLOPs per step, a measured matmul peak.
+//! - [`gemm_share`]: the step's matrix products timed alone, and the share of the step outside them.
 //! - [`step`]: [`TrainStep`] (forward + MLM loss + backward + clip + Adam), [`crate::device::Compute`] and
 //!   [`crate::device::Precision`] (device, bf16 autocast on CUDA); used by the trainer and by `crossling bench train`.
 //! - [`trainer`]: [`TrainConfig`], [`TokenInfo`], [`train`], [`TrainSummary`].
@@ -18,6 +19,7 @@
 pub mod bench;
 pub mod checkpoint;
 pub mod extra_anchors;
+pub mod gemm_share;
 pub mod presets;
 pub mod request;
 pub mod run;
