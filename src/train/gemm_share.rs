@@ -22,8 +22,10 @@
 //! the step outside GEMMs is `1 − Σ GEMM / step`. This is the measurement of Ivanov et al. 2021 (*Data Movement Is
 //! All You Need*, MLSys: BERT-large's tensor contractions are 99.8 % of its FLOPs and about 61 % of its training
 //! time, the rest normalisation, element-wise work and data movement). It is an estimate, not a trace: alone, a
-//! product's operands may sit in cache where they would not inside the step, and the fused attention kernel does
-//! its two products in blocks rather than as the two batched products timed here.
+//! product's operands may sit in cache where they would not inside the step; and without attention dropout (at
+//! inference, or `--dropout 0`) libtorch's CPU attention runs its flash kernel, which does the two products in
+//! blocks rather than as the two batched products timed here (with dropout, as in training, it runs them as such).
+//! On a GPU each product is synchronised and timed alone, so launch latency is counted with every repetition.
 use std::time::Instant;
 
 use tch::{Device, Kind, Tensor};
