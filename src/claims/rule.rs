@@ -280,17 +280,26 @@ pub fn check_among(c: &Check, scores: &BTreeMap<String, Score>, n: usize) -> Res
 
 /// True when `s` holds its chance level, or is a paired difference whose two sides both do (a gain of one model
 /// pair minus another's, every model at chance, shows nothing either). `of` names the check's score for errors.
+/// A chain of differences longer than the record's scores loops back on itself (a hand-edited record): an error.
 fn sits_at_chance(of: &str, s: &Score, scores: &BTreeMap<String, Score>) -> Result<bool> {
+    sits_at_chance_within(of, s, scores, scores.len())
+}
+
+fn sits_at_chance_within(of: &str, s: &Score, scores: &BTreeMap<String, Score>, depth: usize) -> Result<bool> {
     if s.at_chance() {
         return Ok(true);
     }
     let Some([l, r]) = &s.difference_of else { return Ok(false) };
+    if depth == 0 {
+        return Err(Error::Invalid(format!("difference '{of}' rests, through its sides, on itself")));
+    }
     let side = |k: &str| {
         scores
             .get(k)
             .ok_or_else(|| Error::Invalid(format!("difference '{of}' rests on score '{k}', which the record lacks")))
     };
-    Ok(sits_at_chance(of, side(l)?, scores)? && sits_at_chance(of, side(r)?, scores)?)
+    Ok(sits_at_chance_within(of, side(l)?, scores, depth - 1)?
+        && sits_at_chance_within(of, side(r)?, scores, depth - 1)?)
 }
 
 /// The verdict of a conjunction of check outcomes.
@@ -455,6 +464,12 @@ mod tests {
         assert_eq!(o.verdict, Verdict::Inconclusive);
         assert!(o.reason.contains("at chance"), "{}", o.reason);
         assert_eq!(check(&Check { left: "gap2".into(), ..c.clone() }, &nested).unwrap().verdict, Verdict::Supported);
+        // A hand-edited record whose differences loop back on themselves is an error, not a stack overflow.
+        let mut looped = nested.clone();
+        looped.insert("loop".into(), paired(2.0, 1.0, 3.0, ["loop", "chance_a"]));
+        let lp = Check { left: "loop".into(), ..c.clone() };
+        let e = check(&lp, &looped).unwrap_err().to_string();
+        assert!(e.contains("rests, through its sides, on itself"), "{e}");
         let mut lacking = scores();
         lacking.remove("low");
         let e = check(&Check { left: "high−low".into(), ..c }, &lacking).unwrap_err().to_string();

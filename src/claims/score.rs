@@ -204,15 +204,24 @@ impl ScoreSpec {
             difference_of: None,
         })
     }
-}
 
-impl ScoreSpec {
     /// The one-seed score of `key` = `self − other`, where item `i` of both specs is the same test item (two
     /// models on one test set), with a **paired** bootstrap: each resample draws the items once for both sides
     /// (see the module docs). Both specs must be per-item (`items`, or `ratio`) of the same kind, length and
     /// scale; the difference has no chance level, and its range is the left range minus the right one (`[−1, 1]`
     /// before scaling for hits and for ratios of parts). `keys` names the two scores, as the record keeps them.
-    pub fn difference(&self, other: &ScoreSpec, key: &str, seed: u64, keys: [&str; 2]) -> Result<Score> {
+    ///
+    /// Returns the score and, for two `items` specs, the per-item difference as a spec of its own (items
+    /// `aᵢ − bᵢ`, that range, the same scale, no chance level), so that a difference can itself be differenced: a
+    /// gain with full streams minus the gain with short ones, both on the same test items. A difference of ratios
+    /// has none (it is not a mean of per-item values).
+    pub fn difference(
+        &self,
+        other: &ScoreSpec,
+        key: &str,
+        seed: u64,
+        keys: [&str; 2],
+    ) -> Result<(Score, Option<ScoreSpec>)> {
         let err = |m: String| Error::Invalid(format!("difference '{key}' of '{}' and '{}': {m}", keys[0], keys[1]));
         let scale = self.scale.unwrap_or(1.0);
         if scale != other.scale.unwrap_or(1.0) {
@@ -227,21 +236,24 @@ impl ScoreSpec {
                 .ok_or_else(|| err(format!("{n} items against {m}; a paired difference needs the same test items")))
         };
         let boot_seed = bootstrap_seed(seed, key);
-        let (i, n, range) = match (&self.items, &other.items, &self.ratio, &other.ratio) {
+        let (i, n, range, spec) = match (&self.items, &other.items, &self.ratio, &other.ratio) {
             (Some(a), Some(b), None, None) => {
                 same_items(a.len(), b.len())?;
-                let d = self.item_difference(other).expect("both per-item, same length and scale");
-                let (items, range) = (d.items.unwrap_or_default(), d.range.unwrap_or([-1.0, 1.0]));
+                let ([alo, ahi], [blo, bhi]) = (self.range.unwrap_or([0.0, 1.0]), other.range.unwrap_or([0.0, 1.0]));
+                let range = [alo - bhi, ahi - blo];
+                let items: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
                 let i =
                     paired_mean_interval(&items, range, RESAMPLES, LEVEL, boot_seed).map_err(|e| err(e.to_string()))?;
-                (i, items.len(), Some(range))
+                let spec =
+                    ScoreSpec { items: Some(items), range: Some(range), scale: self.scale, ..Default::default() };
+                (i, a.len(), Some(range), Some(spec))
             }
             (None, None, Some(a), Some(b)) => {
                 same_items(a.len(), b.len())?;
                 let (a, b) = (as_pairs(a), as_pairs(b));
                 let i =
                     ratio_difference_interval(&a, &b, RESAMPLES, LEVEL, boot_seed).map_err(|e| err(e.to_string()))?;
-                (i, a.len(), (parts_in_range(&a) && parts_in_range(&b)).then_some([-1.0, 1.0]))
+                (i, a.len(), (parts_in_range(&a) && parts_in_range(&b)).then_some([-1.0, 1.0]), None)
             }
             _ => {
                 return Err(
@@ -253,7 +265,7 @@ impl ScoreSpec {
         if ![est, low, high].iter().all(|x| x.is_finite()) {
             return Err(err(format!("not a finite number ({est})")));
         }
-        Ok(Score {
+        let score = Score {
             estimate: est,
             low,
             high,
@@ -264,27 +276,8 @@ impl ScoreSpec {
             per_seed: vec![SeedScore { seed, estimate: est, low, high }],
             range: range.map(|[lo, hi]| [lo * scale, hi * scale]),
             difference_of: Some([keys[0].to_string(), keys[1].to_string()]),
-        })
-    }
-}
-
-impl ScoreSpec {
-    /// The per-item difference `self − other` as a spec of its own (items `aᵢ − bᵢ`, range the left range minus the
-    /// right one, the same scale, no chance level), so that a difference can itself be differenced: a gain with
-    /// full streams minus the gain with short ones, both on the same test items. `None` unless both are per-item
-    /// `items` specs of one length and scale (a difference of ratios is not a mean of per-item values).
-    pub fn item_difference(&self, other: &ScoreSpec) -> Option<ScoreSpec> {
-        let (a, b) = (self.items.as_ref()?, other.items.as_ref()?);
-        if a.len() != b.len() || self.scale.unwrap_or(1.0) != other.scale.unwrap_or(1.0) {
-            return None;
-        }
-        let ([alo, ahi], [blo, bhi]) = (self.range.unwrap_or([0.0, 1.0]), other.range.unwrap_or([0.0, 1.0]));
-        Some(ScoreSpec {
-            items: Some(a.iter().zip(b).map(|(x, y)| x - y).collect()),
-            range: Some([alo - bhi, ahi - blo]),
-            scale: self.scale,
-            ..ScoreSpec::default()
-        })
+        };
+        Ok((score, spec))
     }
 }
 
@@ -472,7 +465,7 @@ mod tests {
         let spec = |v: Vec<f64>| ScoreSpec { scale: Some(100.0), chance: Some(33.3), ..spec_items(v) };
         let (sa, sb) = (spec(a.clone()).score("a", 0).unwrap(), spec(b.clone()).score("b", 0).unwrap());
         assert!(sa.low < sb.high, "separate intervals overlap: {sa:?} {sb:?}");
-        let d = spec(a.clone()).difference(&spec(b.clone()), "a−b", 0, ["a", "b"]).unwrap();
+        let (d, d_spec) = spec(a.clone()).difference(&spec(b.clone()), "a−b", 0, ["a", "b"]).unwrap();
         assert!((d.estimate - 5.0).abs() < 1e-9 && d.low > 0.0, "{d:?}");
         assert_eq!((d.chance, d.range, d.items), (None, Some([-100.0, 100.0]), 400));
         assert_eq!(d.difference_of, Some(["a".to_string(), "b".to_string()]));
@@ -480,10 +473,12 @@ mod tests {
         let r = |v: Vec<[f64; 2]>| ScoreSpec { ratio: Some(v), ..Default::default() };
         let rb: Vec<[f64; 2]> = (0..50).map(|i| [(i % 7) as f64, 8.0]).collect();
         let ra: Vec<[f64; 2]> = rb.iter().map(|p| [p[0] + 1.0, p[1]]).collect();
-        let rd = r(ra.clone()).difference(&r(rb.clone()), "f1", 0, ["a", "b"]).unwrap();
+        let (rd, rd_spec) = r(ra.clone()).difference(&r(rb.clone()), "f1", 0, ["a", "b"]).unwrap();
         assert!((rd.estimate - 0.125).abs() < 1e-12 && rd.low > 0.0 && rd.range == Some([-1.0, 1.0]), "{rd:?}");
+        // A difference of items is a spec of its own; one of ratios is not a mean of per-item values.
+        assert!(d_spec.is_some() && rd_spec.is_none());
         // Refused: other items, other kinds, other scales, a statistic without items.
-        let e = |x: Result<Score>| x.unwrap_err().to_string();
+        let e = |x: Result<(Score, Option<ScoreSpec>)>| x.unwrap_err().to_string();
         assert!(e(spec(a.clone()).difference(&spec(b[..399].to_vec()), "k", 0, ["a", "b"])).contains("same test items"));
         assert!(e(spec(a.clone()).difference(&ScoreSpec { scale: Some(100.0), ..r(rb.clone()) }, "k", 0, ["a", "b"]))
             .contains("one kind"));
@@ -491,7 +486,7 @@ mod tests {
         let cka = ScoreSpec { estimate: Some(0.4), ..Default::default() };
         assert!(e(cka.difference(&cka, "k", 0, ["a", "b"])).contains("per-item"));
         // Seeds of a difference keep what it is a difference of.
-        let d1 = spec(a).difference(&spec(b), "a−b", 1, ["a", "b"]).unwrap();
+        let (d1, _) = spec(a).difference(&spec(b), "a−b", 1, ["a", "b"]).unwrap();
         assert_eq!(combine("a−b", &[d.clone(), d1]).unwrap().difference_of, d.difference_of);
         let other = Score { difference_of: Some(["a".into(), "c".into()]), ..d.clone() };
         assert!(combine("a−b", &[d, other]).is_err());
@@ -501,20 +496,17 @@ mod tests {
     fn an_item_difference_is_a_spec_of_its_own() {
         let a = ScoreSpec { scale: Some(100.0), ..spec_items(vec![1.0, 1.0, 0.0]) };
         let b = ScoreSpec { scale: Some(100.0), ..spec_items(vec![0.0, 1.0, 1.0]) };
-        let d = a.item_difference(&b).unwrap();
+        let spec_of = |l: &ScoreSpec, r: &ScoreSpec| l.difference(r, "k", 0, ["l", "r"]).unwrap().1.unwrap();
+        let d = spec_of(&a, &b);
         assert_eq!(
             (d.items.as_deref(), d.range, d.scale, d.chance),
             (Some(&[1.0, 0.0, -1.0][..]), Some([-1.0, 1.0]), Some(100.0), None)
         );
         // Its difference with another difference spans twice the range, and scores like any paired difference.
-        let dd = d.item_difference(&b.item_difference(&a).unwrap()).unwrap();
-        assert_eq!((dd.items.as_deref(), dd.range), (Some(&[2.0, 0.0, -2.0][..]), Some([-2.0, 2.0])));
-        let via_specs = d.difference(&b.item_difference(&a).unwrap(), "dd", 0, ["d", "e"]).unwrap();
-        assert_eq!((via_specs.estimate, via_specs.range), (0.0, Some([-200.0, 200.0])));
-        // Not for other lengths, scales or kinds.
-        assert!(a.item_difference(&spec_items(vec![0.0, 1.0, 1.0])).is_none());
-        assert!(a.item_difference(&ScoreSpec { scale: Some(100.0), ..spec_items(vec![0.0]) }).is_none());
-        assert!(a.item_difference(&ScoreSpec { ratio: Some(vec![[1.0, 2.0]; 3]), ..Default::default() }).is_none());
+        let (dd, dd_spec) = d.difference(&spec_of(&b, &a), "dd", 0, ["d", "e"]).unwrap();
+        let dd_spec = dd_spec.unwrap();
+        assert_eq!((dd_spec.items.as_deref(), dd_spec.range), (Some(&[2.0, 0.0, -2.0][..]), Some([-2.0, 2.0])));
+        assert_eq!((dd.estimate, dd.range), (0.0, Some([-200.0, 200.0])));
     }
 
     fn s_items() -> Vec<f64> {

@@ -15,7 +15,7 @@
 //!                   checks: [#{ left: "bi/avg", op: ">", right: "mono/avg", label: "en-fr" }] });
 //! results::chart(#{ kind: "Line", title: "…", … });   // a crate::plot ChartSpec as a map
 //! ```
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rhai::{Dynamic, Module};
@@ -92,6 +92,7 @@ pub fn module(session: &Session) -> Module {
     // same test items (ScoreSpec::difference). Asking again for the same KEY of the same two scores does nothing.
     // A difference of two `items` scores is itself an `items` score that a later difference may name.
     let s = session.clone();
+    let ratio_differences: Arc<Mutex<BTreeSet<String>>> = Arc::default();
     m.set_native_fn("difference", move |ctx: NativeCallContext, key: &str, left: &str, right: &str| {
         native(&ctx, || {
             key_ok(key)?;
@@ -103,16 +104,30 @@ pub fn module(session: &Session) -> Module {
                 None => {}
             }
             let mut specs = lock(&specs);
+            let mut ratio_differences = lock(&ratio_differences);
             let get = |k: &str| {
                 specs.get(k).ok_or_else(|| {
-                    rhai_err(format!("results::difference '{key}': no score '{k}' yet (results::score it first)"))
+                    rhai_err(if ratio_differences.contains(k) {
+                        format!(
+                            "results::difference '{key}': '{k}' is a difference of ratios, which is not a mean of \
+                             per-item values and cannot be differenced again"
+                        )
+                    } else {
+                        format!("results::difference '{key}': no score '{k}' yet (results::score it first)")
+                    })
                 })
             };
             let (l, r) = (get(left)?, get(right)?);
-            let score = l.difference(r, key, s.env.seed, [left, right])?;
-            // A per-item difference can be differenced again (a difference of two gains on the same items).
-            if let Some(d) = l.item_difference(r) {
-                specs.insert(key.to_string(), d);
+            let (score, spec) = l.difference(r, key, s.env.seed, [left, right])?;
+            // A per-item difference can be differenced again (a difference of two gains on the same items); a
+            // difference of ratios cannot, and says so when named.
+            match spec {
+                Some(d) => {
+                    specs.insert(key.to_string(), d);
+                }
+                None => {
+                    ratio_differences.insert(key.to_string());
+                }
             }
             s.with_record(|r| r.scores.insert(key.to_string(), score));
             Ok(())
@@ -281,6 +296,16 @@ mod tests {
         )
         .unwrap();
         assert!(run_file(&s, &p).unwrap_err().to_string().contains("same test items"));
+        // A difference of ratios is scored but cannot be differenced again, and the error says why.
+        std::fs::write(
+            &p,
+            "results::score(\"r1\", #{ ratio: [[1.0, 2.0], [1.0, 1.0]] });\n\
+             results::score(\"r2\", #{ ratio: [[0.0, 2.0], [1.0, 1.0]] });\n\
+             results::difference(\"r1−r2\", \"r1\", \"r2\"); results::difference(\"rr\", \"r1−r2\", \"r1\")",
+        )
+        .unwrap();
+        let e = run_file(&s, &p).unwrap_err().to_string();
+        assert!(e.contains("'r1−r2' is a difference of ratios"), "{e}");
         for (bad, says) in [
             ("results::score(\"acc\", #{ estimate: 1.0 })", "scored twice"),
             ("results::score(\"x\", #{ itmes: [1.0] })", "itmes"),

@@ -34,6 +34,11 @@ pub fn load(dir: &Path) -> Result<Vec<Entry>> {
     Ok(out)
 }
 
+/// A record of a figure that draws a setup (its `paper_values` says "schematic"): it has no claim to test.
+fn is_schematic(r: &FigureRecord) -> bool {
+    r.paper.get("paper_values").and_then(|v| v.as_str()).is_some_and(|s| s.starts_with("schematic"))
+}
+
 fn seeds_of(r: &FigureRecord) -> String {
     r.provenance.seeds_used().iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
 }
@@ -59,11 +64,16 @@ pub fn markdown(entries: &[Entry]) -> String {
     let mut rows = String::new();
     let mut details = String::new();
     let mut missing = Vec::new();
+    let mut schematics = Vec::new();
     for e in entries {
         let Some(r) = &e.record else {
             missing.push(format!("`{}` (no record)", e.id));
             continue;
         };
+        if r.claims.is_empty() && is_schematic(r) {
+            schematics.push(format!("`{}`", e.id));
+            continue;
+        }
         if r.claims.is_empty() {
             missing.push(format!(
                 "`{}` (record of {} at `{}` scale carries no claims)",
@@ -147,6 +157,12 @@ pub fn markdown(entries: &[Entry]) -> String {
     if !missing.is_empty() {
         md.push_str(&format!("\nNot evaluated: {}.\n", missing.join(", ")));
     }
+    if !schematics.is_empty() {
+        md.push_str(&format!(
+            "\nSchematics (the paper's figure draws a setup and prints no number; nothing to test): {}.\n",
+            schematics.join(", ")
+        ));
+    }
     md.push_str("\n## Claims in detail\n");
     md.push_str(&details);
     md
@@ -207,5 +223,16 @@ mod tests {
         assert!(md.contains("**1 claims: 1 supported, 0 contradicted, 0 inconclusive.**"), "{md}");
         assert!(md.contains("| fig7 | order | Emerging §5.2 | a > b | 0.69 > 0.58 | a 0.600 [0.590, 0.610] > b"));
         assert!(md.contains("`table1` (no record)"));
+        // A schematic without claims is listed as one; another record without claims as not evaluated.
+        let mut fig1 = FigureRecord { id: "fig1".into(), ..r.clone() };
+        fig1.claims.clear();
+        fig1.paper.insert("paper_values".into(), "schematic (Figure 1 draws the ablations)".into());
+        fig1.save(&dir.path().join("fig1.json")).unwrap();
+        let fig3 = FigureRecord { id: "fig3".into(), claims: vec![], ..r };
+        fig3.save(&dir.path().join("fig3.json")).unwrap();
+        let md = markdown(&load(dir.path()).unwrap());
+        assert!(md.contains("nothing to test): `fig1`."), "{md}");
+        assert!(md.contains("`fig3` (record of"), "{md}");
+        assert!(!md.contains("`fig1` (record of"), "{md}");
     }
 }

@@ -147,8 +147,11 @@ mod tests {
         let t = time_gemms(&g, Device::Cpu, Kind::Float, 2);
         assert_eq!(t.len(), g.len());
         assert!(t.iter().all(|x| x.seconds > 0.0 && x.seconds.is_finite()));
-        let by_hand: f64 = t.iter().map(|x| x.seconds * x.gemm.count as f64).sum();
-        assert_eq!(total_seconds(&t), by_hand);
+        // Each product counts once per repetition in the step (per layer, forward and backward).
+        let half_second_each: Vec<GemmTiming> = t.into_iter().map(|x| GemmTiming { seconds: 0.5, ..x }).collect();
+        let products: usize = g.iter().map(|x| x.count).sum();
+        assert!(products > g.len(), "the 3-layer products repeat");
+        assert_eq!(total_seconds(&half_second_each), 0.5 * products as f64);
         assert_eq!(outside_share(0.25, 1.0), 0.75);
     }
 }
