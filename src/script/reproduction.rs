@@ -34,6 +34,16 @@ pub fn load(dir: &Path) -> Result<Vec<Entry>> {
     Ok(out)
 }
 
+/// Who a claim's quote is from: "the paper" for the two studies' sections (`Emerging §…`, `Liu §…`), "the source"
+/// for a claim the project adds from other literature (e.g. the synthetic pair's word-order control).
+fn quoted_from(source: &str) -> &'static str {
+    if source.starts_with("Emerging") || source.starts_with("Liu") {
+        "the paper"
+    } else {
+        "the source"
+    }
+}
+
 /// A record of a figure that draws a setup (its `paper_values` says "schematic"): it has no claim to test.
 fn is_schematic(r: &FigureRecord) -> bool {
     r.paper.get("paper_values").and_then(|v| v.as_str()).is_some_and(|s| s.starts_with("schematic"))
@@ -113,11 +123,12 @@ pub fn markdown(entries: &[Entry]) -> String {
                 verdict_of(c.verdict)
             ));
             details.push_str(&format!(
-                "- **{}** ({}) — {}: {}\n  - the paper: “{}”{}\n",
+                "- **{}** ({}) — {}: {}\n  - {}: “{}”{}\n",
                 c.id,
                 c.source,
                 verdict_of(c.verdict),
                 statement,
+                quoted_from(&c.source),
                 c.quote,
                 if c.paper.is_empty() { String::new() } else { format!(" ({})", c.paper) }
             ));
@@ -223,6 +234,8 @@ mod tests {
         assert!(md.contains("**1 claims: 1 supported, 0 contradicted, 0 inconclusive.**"), "{md}");
         assert!(md.contains("| fig7 | order | Emerging §5.2 | a > b | 0.69 > 0.58 | a 0.600 [0.590, 0.610] > b"));
         assert!(md.contains("`table1` (no record)"));
+        assert!(md.contains("  - the paper: “bilingual models have slightly higher similarity”"), "{md}");
+        assert_eq!(quoted_from("K et al. 2020; Deshpande et al. 2022"), "the source");
         // A schematic without claims is listed as one; another record without claims as not evaluated.
         let mut fig1 = FigureRecord { id: "fig1".into(), ..r.clone() };
         fig1.claims.clear();
