@@ -291,7 +291,9 @@ fn sits_at_chance_within(of: &str, s: &Score, scores: &BTreeMap<String, Score>, 
     }
     let Some([l, r]) = &s.difference_of else { return Ok(false) };
     if depth == 0 {
-        return Err(Error::Invalid(format!("difference '{of}' rests, through its sides, on itself")));
+        return Err(Error::Invalid(format!(
+            "difference '{of}' rests, through its sides, on itself (the loop passes through '{l}' − '{r}')"
+        )));
     }
     let side = |k: &str| {
         scores
