@@ -15,7 +15,7 @@
 //!                   checks: [#{ left: "bi/avg", op: ">", right: "mono/avg", label: "en-fr" }] });
 //! results::chart(#{ kind: "Line", title: "…", … });   // a crate::plot ChartSpec as a map
 //! ```
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rhai::{Dynamic, Module};
@@ -92,7 +92,6 @@ pub fn module(session: &Session) -> Module {
     // same test items (ScoreSpec::difference). Asking again for the same KEY of the same two scores does nothing.
     // A difference of two `items` scores is itself an `items` score that a later difference may name.
     let s = session.clone();
-    let ratio_differences: Arc<Mutex<BTreeSet<String>>> = Arc::default();
     m.set_native_fn("difference", move |ctx: NativeCallContext, key: &str, left: &str, right: &str| {
         native(&ctx, || {
             key_ok(key)?;
@@ -104,10 +103,12 @@ pub fn module(session: &Session) -> Module {
                 None => {}
             }
             let mut specs = lock(&specs);
-            let mut ratio_differences = lock(&ratio_differences);
+            // Every score of the run has a spec but a difference of ratios (ScoreSpec::difference gives none).
+            let ratio_difference =
+                |k: &str| s.with_record(|r| r.scores.get(k).is_some_and(|sc| sc.difference_of.is_some()));
             let get = |k: &str| {
                 specs.get(k).ok_or_else(|| {
-                    rhai_err(if ratio_differences.contains(k) {
+                    rhai_err(if ratio_difference(k) {
                         format!(
                             "results::difference '{key}': '{k}' is a difference of ratios, which is not a mean of \
                              per-item values and cannot be differenced again"
@@ -121,13 +122,8 @@ pub fn module(session: &Session) -> Module {
             let (score, spec) = l.difference(r, key, s.env.seed, [left, right])?;
             // A per-item difference can be differenced again (a difference of two gains on the same items); a
             // difference of ratios cannot, and says so when named.
-            match spec {
-                Some(d) => {
-                    specs.insert(key.to_string(), d);
-                }
-                None => {
-                    ratio_differences.insert(key.to_string());
-                }
+            if let Some(d) = spec {
+                specs.insert(key.to_string(), d);
             }
             s.with_record(|r| r.scores.insert(key.to_string(), score));
             Ok(())
