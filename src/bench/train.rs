@@ -47,10 +47,10 @@ pub struct TrainBenchArgs {
     /// Untimed warm-up steps before them (default: 2 for cpu, 1 for paper).
     #[arg(long)]
     warmup: Option<usize>,
-    /// Sequences per batch (default: 32 for cpu, 4 for paper).
+    /// Sequences per batch (default: the `cpu` preset's 32; 4 for paper).
     #[arg(long)]
     batch: Option<usize>,
-    /// Tokens per sequence (default: 128 for cpu, 256 for paper).
+    /// Tokens per sequence (default: the scale's stream length, 64 for cpu, 256 for paper).
     #[arg(long)]
     seq: Option<usize>,
     /// Vocabulary size (default: the scale's pair vocabulary, 8000 for cpu, 64000 for paper).
