@@ -1,0 +1,65 @@
+//! The Rhai helper libraries under `scripts/lib/` on constructed values, through `crossling run` (a script outside
+//! `scripts/` still imports `lib/…` from there): each case throws with what it got when a helper is wrong.
+use std::process::Command;
+
+/// Runs `body` (after `import "lib/{lib}" as k;`) at smoke scale; panics with the script's output when it fails.
+fn run_with(lib: &str, body: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("case.rhai");
+    let text = format!(
+        "import \"lib/{lib}\" as k;\n{body}\nresults::title(\"case\");\nresults::caption(\"a test of lib/{lib}\");\n"
+    );
+    std::fs::write(&script, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_crossling"))
+        .args(["run", script.to_str().unwrap(), "--scale", "smoke", "--out"])
+        .arg(dir.path().join("out"))
+        .env("CROSSLING_OFFLINE", "1")
+        .env("CROSSLING_MODELS", dir.path().join("models"))
+        .output()
+        .expect("run crossling");
+    assert!(
+        out.status.success(),
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn curves_trend_budget_extrapolates_the_log_linear_line_of_the_last_budgets() {
+    run_with(
+        "curves",
+        r#"
+fn near(a, b) { (a - b).abs() < 1e-6 * b.abs().max(1.0) }
+// y = 10 · log10(tokens / 1M): +10 per tenfold budget, 20 at 100M.
+let t = k::trend_budget([1000000, 10000000], [0.0, 10.0], 20.0, 3);
+if !near(t.slope, 10.0) || !near(t.reached_at.to_float(), 100000000.0) || t.already { throw `exact line: ${t}`; }
+if k::trend_cell(t) != "≈100M tokens (+10.0 per tenfold budget)" { throw `cell: ${k::trend_cell(t)}`; }
+// Only the last three values count, and () entries are skipped: the early 50.0 would otherwise flatten the line.
+let t = k::trend_budget([1000, 1000000, 10000000, 100000000, 1000000000], [50.0, (), 0.0, 10.0, 20.0], 40.0, 3);
+if !near(t.slope, 10.0) || !near(t.reached_at.to_float(), 1.0e11) { throw `last three: ${t}`; }
+if k::trend_cell(t) != "≈100B tokens (+10.0 per tenfold budget)" { throw `cell: ${k::trend_cell(t)}`; }
+// A flat or falling line reaches nothing; a value at the target already is "reached"; one value is no trend.
+let flat = k::trend_budget([1000, 2000, 4000], [0.3, 0.3, 0.3], 10.0, 3);
+if flat.reached_at != () || k::trend_cell(flat) != "no rising trend (0.0 per tenfold budget)" { throw `flat: ${flat}`; }
+let falling = k::trend_budget([1000, 2000], [5.0, 4.0], 10.0, 3);
+if falling.reached_at != () || falling.slope >= 0.0 { throw `falling: ${falling}`; }
+let there = k::trend_budget([1000, 2000], [0.7, 0.6], 0.5, 3);
+if !there.already || k::trend_cell(there) != "reached" { throw `reached: ${there}`; }
+if k::trend_budget([1000, 2000], [(), 1.0], 5.0, 3) != () { throw "one value must give ()"; }
+if k::trend_cell(()) != "fewer than two budgets" { throw "cell of ()"; }
+"#,
+    );
+}
+
+#[test]
+fn curves_tokens_label_reads_like_an_axis() {
+    run_with(
+        "curves",
+        r#"
+let got = [k::tokens_label(512), k::tokens_label(512000), k::tokens_label(3072000), k::tokens_label(20480000),
+           k::tokens_label(1292624948)];
+if got != ["512", "512k", "3.1M", "20M", "1.3B"] { throw `labels: ${got}`; }
+"#,
+    );
+}
