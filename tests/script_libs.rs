@@ -39,6 +39,18 @@ if k::trend_cell(t) != "≈100M tokens (+10.0 per tenfold budget)" { throw `cell
 let t = k::trend_budget([1000, 1000000, 10000000, 100000000, 1000000000], [50.0, (), 0.0, 10.0, 20.0], 40.0, 3);
 if !near(t.slope, 10.0) || !near(t.reached_at.to_float(), 1.0e11) { throw `last three: ${t}`; }
 if k::trend_cell(t) != "≈100B tokens (+10.0 per tenfold budget)" { throw `cell: ${k::trend_cell(t)}`; }
+// Off the line: least squares, not the end points (the emergence record's Tatoeba values at 3.1M, 10M, 20.5M).
+let t = k::trend_budget([3072000, 10240000, 20480000], [4.1, 6.2, 12.3], 20.0, 3);
+if !near(t.slope, 9.2922369) || (t.reached_at - 189658396).abs() > 100 { throw `least squares: ${t}`; }
+// A () inside the window is skipped and the window reaches further back.
+let t = k::trend_budget([1000, 1000000, 10000000, 100000000, 1000000000], [50.0, 0.0, (), 10.0, 20.0], 40.0, 3);
+if !near(t.slope, 45.0 / 7.0) { throw `() in the window: ${t}`; }   // x 6, 8, 9; y 0, 10, 20
+// A flat series whose rounding leaves a tiny positive slope, and a crossing far beyond any budget: no token count.
+let t = k::trend_budget([3072000, 10240000, 20480000], [0.7, 0.7, 0.7], 10.0, 3);
+if t.reached_at != () || t.beyond || !k::trend_cell(t).starts_with("no rising trend") { throw `flat 0.7: ${t}`; }
+let t = k::trend_budget([3072000, 10240000, 20480000], [0.3, 0.3, 0.31], 10.0, 3);
+if t.reached_at != () || !t.beyond || !k::trend_cell(t).starts_with("beyond 10^15") { throw `slow rise: ${t}`; }
+if k::trend_budget([1000, 1000], [1.0, 2.0], 5.0, 3) != () { throw "one budget must give ()"; }
 // A flat or falling line reaches nothing; a value at the target already is "reached"; one value is no trend.
 let flat = k::trend_budget([1000, 2000, 4000], [0.3, 0.3, 0.3], 10.0, 3);
 if flat.reached_at != () || k::trend_cell(flat) != "no rising trend (0.0 per tenfold budget)" { throw `flat: ${flat}`; }
