@@ -75,3 +75,27 @@ if got != ["512", "512k", "3.1M", "20M", "1.3B"] { throw `labels: ${got}`; }
 "#,
     );
 }
+
+#[test]
+fn common_centred_sums_give_pearson_and_the_least_squares_slope() {
+    run_with(
+        "common",
+        r#"
+fn near(a, b) { (a - b).abs() < 1e-9 * b.abs().max(1.0) }
+// x 1..5, y 3, 6, 7, 8, 11: x̄ 3, ȳ 7, Σ(x−x̄)² 10, Σ(y−ȳ)² 34, Σ(x−x̄)(y−ȳ) 18.
+let m = k::centred_sums([1.0, 2.0, 3.0, 4.0, 5.0], [3.0, 6.0, 7.0, 8.0, 11.0]);
+if !near(m.mx, 3.0) || !near(m.my, 7.0) || !near(m.sxx, 10.0) || !near(m.syy, 34.0) || !near(m.sxy, 18.0) {
+    throw `sums: ${m}`;
+}
+// Pearson r = 18 / √(10 · 34), the slope 18 / 10.
+if !near(m.sxy / (m.sxx * m.syy).sqrt(), 18.0 / 340.0.sqrt()) || !near(m.sxy / m.sxx, 1.8) { throw `r / slope: ${m}`; }
+// An anti-correlated pair gives a negative sxy.
+let m = k::centred_sums([1.0, 2.0, 3.0], [3.0, 2.0, 1.0]);
+if !near(m.sxy, -2.0) { throw `anti: ${m}`; }
+// Arrays of different lengths are refused.
+let refused = false;
+try { k::centred_sums([1.0, 2.0], [1.0]); } catch (e) { refused = `${e}`.contains("2 x values but 1 y values"); }
+if !refused { throw "different lengths must be refused"; }
+"#,
+    );
+}
