@@ -7,7 +7,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::draw::{self, Area, Key, LegendEntry};
 use super::format::NumberFormat;
 use super::palette;
-use super::spec::GroupedBars;
+use super::spec::{BarSeries, GroupedBars};
 use crate::error::Result;
 
 /// Fraction of a group's width covered by its bars.
@@ -27,8 +27,10 @@ fn y_bounds(c: &GroupedBars) -> (f64, f64) {
     }
     let all = c.series.iter().flat_map(|s| {
         let tops = s.values.iter().enumerate().filter_map(|(g, v)| {
-            let e = s.errors.as_ref().and_then(|e| e[g]).unwrap_or(0.0);
-            v.map(|v| [v - e, v + e])
+            v.map(|v| match whisker(s, g, v) {
+                Some((lo, hi)) => [lo.min(v), hi.max(v)],
+                None => [v, v],
+            })
         });
         tops.flatten().chain(s.reference.iter().flatten().flatten().copied()).collect::<Vec<_>>()
     });
@@ -37,6 +39,14 @@ fn y_bounds(c: &GroupedBars) -> (f64, f64) {
     let span = hi - lo;
     let top_pad = if c.value_labels { 0.14 } else { 0.08 };
     (if lo < 0.0 { lo - 0.05 * span } else { 0.0 }, hi + top_pad * span)
+}
+
+/// The whisker of bar `g` of `s` with value `v`: `v ± errors[g]`, or `intervals[g]`; none when neither is given.
+fn whisker(s: &BarSeries, g: usize, v: f64) -> Option<(f64, f64)> {
+    if let Some(e) = s.errors.as_ref().and_then(|e| e[g]) {
+        return Some((v - e, v + e));
+    }
+    s.intervals.as_ref().and_then(|iv| iv[g]).map(|[lo, hi]| (lo, hi))
 }
 
 /// Draws `c` into `area`.
@@ -145,13 +155,12 @@ pub fn draw<DB: DrawingBackend>(area: &Area<DB>, c: &GroupedBars) -> Result<()> 
         for g in 0..n_groups {
             let Some(v) = series.values[g] else { continue };
             let (cx, _) = bar_x(g, s, n_series);
-            let e = series.errors.as_ref().and_then(|e| e[g]);
             let r = series.reference.as_ref().and_then(|r| r[g]);
             let (x, y_bar) = px(cx, v.clamp(y0, y1));
             let mut top = y_bar;
-            if let Some(e) = e {
-                let (_, lo) = px(cx, (v - e).clamp(y0, y1));
-                let (_, hi) = px(cx, (v + e).clamp(y0, y1));
+            if let Some((w_lo, w_hi)) = whisker(series, g, v) {
+                let (_, lo) = px(cx, w_lo.clamp(y0, y1));
+                let (_, hi) = px(cx, w_hi.clamp(y0, y1));
                 let cap = (bar_px / 5).clamp(3, 8);
                 let style = BLACK.stroke_width(2);
                 for path in
@@ -201,7 +210,7 @@ mod tests {
             x_label: String::new(),
             y_label: "accuracy (%)".into(),
             groups: vec!["fr".into(), "de".into()],
-            series: vec![BarSeries { name: "ours".into(), values, errors: None, reference }],
+            series: vec![BarSeries { name: "ours".into(), values, errors: None, intervals: None, reference }],
             value_labels: false,
             value_format: "{:.1}".into(),
             reference_label: "paper".into(),
@@ -227,6 +236,26 @@ mod tests {
         assert!(lo == 0.0 && hi > 90.0, "markers and reference lines must be inside the range: {lo}..{hi}");
         c.y_range = Some([0.0, 100.0]);
         assert_eq!(y_bounds(&c), (0.0, 100.0));
+    }
+
+    #[test]
+    fn interval_whiskers_are_inside_the_range_and_validated() {
+        let mut c = bars(vec![Some(61.0), Some(64.0)], None);
+        c.series[0].intervals = Some(vec![Some([58.0, 75.0]), None]);
+        let (lo, hi) = y_bounds(&c);
+        assert!(lo == 0.0 && hi > 75.0, "the whisker's top must be inside the range: {lo}..{hi}");
+        let spec = |c: &GroupedBars| ChartSpec::GroupedBars(c.clone()).validate();
+        assert!(spec(&c).is_ok());
+        c.series[0].intervals = Some(vec![Some([66.0, 60.0]), None]);
+        assert!(spec(&c).unwrap_err().to_string().contains("low is above its high"));
+        c.series[0].intervals = Some(vec![Some([58.0, 75.0])]);
+        assert!(spec(&c).unwrap_err().to_string().contains("intervals"));
+        c.series[0].intervals = Some(vec![Some([58.0, 75.0]), None]);
+        c.series[0].errors = Some(vec![Some(1.0), None]);
+        assert!(spec(&c).unwrap_err().to_string().contains("both errors and intervals"));
+        c.series[0].errors = None;
+        c.series[0].intervals = Some(vec![Some([58.0, f64::NAN]), None]);
+        assert!(spec(&c).is_err(), "a non-finite bound is refused");
     }
 
     #[test]

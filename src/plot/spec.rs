@@ -165,6 +165,10 @@ pub struct BarSeries {
     /// Half-width of an error bar per group (e.g. standard deviation over seeds).
     #[serde(default)]
     pub errors: Option<Vec<Option<f64>>>,
+    /// An interval `[low, high]` per group (e.g. a 95 % bootstrap interval), drawn as a whisker from `low` to
+    /// `high`; an asymmetric alternative to `errors` (a series gives one or the other).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<Vec<Option<[f64; 2]>>>,
     /// Reference value per group (e.g. the paper's number), drawn as a black diamond on the bar (also where the
     /// bar itself is missing); the legend names the diamonds [`GroupedBars::reference_label`].
     #[serde(default)]
@@ -433,8 +437,26 @@ impl ChartSpec {
                     if let Some(r) = &s.reference {
                         check_len(t, &format!("{what} reference"), r, c.groups.len(), "groups")?;
                     }
+                    if let Some(iv) = &s.intervals {
+                        if s.errors.is_some() {
+                            return Err(invalid(
+                                t,
+                                format!("{what} gives both errors and intervals (one or the other)"),
+                            ));
+                        }
+                        check_len(t, &format!("{what} intervals"), iv, c.groups.len(), "groups")?;
+                        if let Some([lo, hi]) =
+                            iv.iter().flatten().find(|[lo, hi]| lo.partial_cmp(hi).is_none_or(|o| o.is_gt()))
+                        {
+                            return Err(invalid(
+                                t,
+                                format!("{what} has an interval [{lo}, {hi}] whose low is above its high"),
+                            ));
+                        }
+                    }
+                    let bounds = s.intervals.iter().flatten().flatten().flat_map(|iv| iv.iter().map(|v| Some(*v)));
                     let all = s.values.iter().chain(s.errors.iter().flatten()).chain(s.reference.iter().flatten());
-                    if all.flatten().any(|v| !v.is_finite()) {
+                    if all.flatten().copied().chain(bounds.flatten()).any(|v| !v.is_finite()) {
                         return Err(invalid(t, format!("{what} has a non-finite value (use null for missing)")));
                     }
                 }

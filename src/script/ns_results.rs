@@ -10,6 +10,7 @@
 //! results::score("en-fr/f1", #{ ratio: per_sentence_num_den, scale: 100.0 });
 //! results::score("en-fr/cka/L3", #{ estimate: 0.41, range: [0.0, 1.0] });  // no per-item form: interval from seeds
 //! results::difference("a−b/f1", "a/f1", "b/f1");   // paired bootstrap of a − b on the same test items
+//! let iv = results::interval("en-fr/f1");          // #{ estimate, low, high } of a registered score (whiskers)
 //! results::difference("gain-gap", "gain/full", "gain/short");   // a difference of two per-item (items) differences
 //! results::claim(#{ id: "order", source: "Emerging §5.2", quote: "…", statement: "…", paper: "0.69 > 0.58",
 //!                   checks: [#{ left: "bi/avg", op: ">", right: "mono/avg", label: "en-fr" }] });
@@ -18,7 +19,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rhai::{Dynamic, Module};
+use rhai::{Dynamic, Map, Module};
 
 use rhai::NativeCallContext;
 
@@ -60,6 +61,22 @@ pub fn module(session: &Session) -> Module {
                 Some(v) => rhai::serde::to_dynamic(v).map_err(rhai_err),
                 None => Err(rhai_err(format!("results: no value '{key}'"))),
             }
+        })
+    });
+    // results::interval(KEY): #{ estimate, low, high } of a score this run has registered (this seed's: with
+    // --seeds N the record combines the seeds after the last run), e.g. for whiskers on its bars.
+    let s = session.clone();
+    m.set_native_fn("interval", move |ctx: NativeCallContext, key: &str| {
+        native(&ctx, || {
+            let score = s.with_record(|r| r.scores.get(key).cloned());
+            let Some(score) = score else {
+                return Err(rhai_err(format!("results::interval: no score '{key}' (results::score registers one)")));
+            };
+            let mut out = Map::new();
+            out.insert("estimate".into(), Dynamic::from(score.estimate));
+            out.insert("low".into(), Dynamic::from(score.low));
+            out.insert("high".into(), Dynamic::from(score.high));
+            Ok(Dynamic::from_map(out))
         })
     });
     let s = session.clone();
@@ -249,6 +266,14 @@ mod tests {
         )
         .unwrap();
         let _ = run_file(&s, &p).unwrap();
+        // The interval of a registered score, as the record holds it; an unknown key is an error.
+        std::fs::write(&p, "let iv = results::interval(\"acc\"); [iv.estimate, iv.low, iv.high]").unwrap();
+        let iv: Vec<f64> =
+            run_file(&s, &p).unwrap().into_array().unwrap().iter().map(|v| v.as_float().unwrap()).collect();
+        s.with_record(|r| assert_eq!(iv, [r.scores["acc"].estimate, r.scores["acc"].low, r.scores["acc"].high]));
+        assert!(iv[1] < 75.0 && iv[2] > 75.0 - 1e-9, "{iv:?}");
+        std::fs::write(&p, "results::interval(\"nope\")").unwrap();
+        assert!(run_file(&s, &p).unwrap_err().to_string().contains("no score 'nope'"));
         s.with_record(|r| {
             assert_eq!(r.scores["acc"].estimate, 75.0);
             assert_eq!(r.scores["acc"].items, 4);

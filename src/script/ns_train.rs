@@ -9,6 +9,7 @@
 //! let rnd2 = model::random_like(bi, SEED + 1);                      // another draw
 //! let text = train::describe();   // the scale's pre-training in words, for captions
 //! let s = train::settings();      // …and as a map (layers, hidden, heads, vocab, steps, …)
+//! let c = train::corpus(bi);      // its pre-training text: #{ en: #{ datasets, domains, sentences, … }, fr: … }
 //! if model::is_given("mbert") { let m = model::given("mbert"); }     // --model mbert=DIR on the command line
 //! ```
 use rhai::{Dynamic, Map, Module, NativeCallContext};
@@ -43,6 +44,8 @@ pub fn train_module(session: &Session) -> Module {
         native(&ctx, || snapshot(&s, &model, step))
     });
     m.set_native_fn("curve", move |ctx: NativeCallContext, model: ModelRef| native(&ctx, || curve(&model)));
+    let s = session.clone();
+    m.set_native_fn("corpus", move |ctx: NativeCallContext, model: ModelRef| native(&ctx, || corpus(&s, &model)));
     let s = session.clone();
     m.set_native_fn("model", move |ctx: NativeCallContext, req: Map| {
         native(&ctx, || -> Res<ModelRef> {
@@ -121,6 +124,48 @@ fn curve(model: &ModelRef) -> Res<rhai::Array> {
         out.push(Dynamic::from_map(row));
     }
     Ok(out)
+}
+
+/// The pre-training text of `model` as its corpus records give it (`corpora/LANG.corpus.json`, see
+/// [`crate::text::corpus`], and `corpora/codeswitch.json` for Extra anchors, see [`crate::train::extra_anchors`]):
+/// `#{ LANG: #{ datasets, domains, sentences, bytes } }` for the training side of each language, with `switched`
+/// (words code-switched / words) and `dictionary_pairs` where the text was code-switched. `()` while a plan is made
+/// and the model is not trained yet (the records are written when its corpora are built).
+fn corpus(s: &Session, model: &ModelRef) -> Res<Dynamic> {
+    let ModelSource::Cached(cached) = &model.source else {
+        return Err(rhai_err(format!("train::corpus: '{}' is not a model trained by train::model", model.name)));
+    };
+    if s.plan.is_some() && !crate::train::zoo::is_trained(&cached.dir, &cached.config) {
+        return Ok(Dynamic::UNIT);
+    }
+    let read = |path: &std::path::Path| -> Res<serde_json::Value> {
+        let text = std::fs::read_to_string(path).map_err(|e| rhai_err(crate::error::Error::io(path, e)))?;
+        serde_json::from_str(&text).map_err(|e| rhai_err(format!("{}: not a JSON record: {e}", path.display())))
+    };
+    let corpora = cached.dir.join("corpora");
+    let switch_path = corpora.join("codeswitch.json");
+    let switch = if switch_path.is_file() { Some(read(&switch_path)?) } else { None };
+    let mut out = Map::new();
+    for lang in &cached.config.languages {
+        let path = corpora.join(format!("{lang}.corpus.json"));
+        let summary: crate::text::corpus::CorpusSummary = serde_json::from_value(read(&path)?)
+            .map_err(|e| rhai_err(format!("{}: not a corpus record: {e}", path.display())))?;
+        let mut m = Map::new();
+        m.insert("datasets".into(), rhai::serde::to_dynamic(&summary.spec.datasets)?);
+        m.insert("domains".into(), rhai::serde::to_dynamic(&summary.domains)?);
+        m.insert("sentences".into(), Dynamic::from(summary.train.sentences as i64));
+        m.insert("bytes".into(), Dynamic::from(summary.train.bytes as i64));
+        if let Some(sw) = &switch {
+            let stats = &sw["stats"][lang.as_str()];
+            let (Some(switched), Some(words)) = (stats["switched"].as_f64(), stats["words"].as_f64()) else {
+                return Err(rhai_err(format!("{}: no switched / words counts for '{lang}'", switch_path.display())));
+            };
+            m.insert("switched".into(), Dynamic::from(if words > 0.0 { switched / words } else { 0.0 }));
+            m.insert("dictionary_pairs".into(), Dynamic::from(sw["dictionary_pairs"].as_i64().unwrap_or(0)));
+        }
+        out.insert(lang.as_str().into(), Dynamic::from_map(m));
+    }
+    Ok(Dynamic::from_map(out))
 }
 
 /// A model with the architecture and tokenizer of `like` and weights drawn with `seed`.
@@ -238,5 +283,28 @@ mod tests {
             assert!(r.provenance.data.keys().any(|p| p.starts_with("mono/en/")));
         });
         assert!(took.as_secs() < 60);
+
+        // Its pre-training text, from the corpus record the training wrote.
+        let c = run_text(
+            &s,
+            dir.path(),
+            "c.rhai",
+            "let m = train::model(#{ preset: \"mono\", langs: \"en\", steps: 2 }); train::corpus(m)",
+        )
+        .unwrap();
+        let c: serde_json::Value = rhai::serde::from_dynamic(&c).unwrap();
+        let record: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(model_dir.join("corpora/en.corpus.json")).unwrap()).unwrap();
+        assert_eq!(c["en"]["sentences"], record["train"]["sentences"]);
+        assert!(c["en"]["sentences"].as_i64().unwrap() > 0 && c["en"]["domains"].is_array(), "{c}");
+        assert!(c["en"].get("switched").is_none(), "not code-switched: {c}");
+        let e = run_text(
+            &s,
+            dir.path(),
+            "r.rhai",
+            "train::corpus(model::random_like(train::model(#{ preset: \"mono\", langs: \"en\", steps: 2 })))",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("not a model trained by train::model"), "{e}");
     }
 }
