@@ -4,11 +4,17 @@
 //! `scaled_dot_product_attention`. `M` is the key-padding mask, given to libtorch as a boolean `[batch, 1, 1, seq]`
 //! tensor (true = attend; padded keys get −∞, i.e. weight exactly 0). A boolean mask rather than an additive float
 //! one: libtorch's fused CPU kernel is faster with it (`crossling bench features`, measured: README, *Measurements
-//! behind design choices*). Every sequence has at least one real token, so no softmax row is all −∞. HF names:
-//! `attention.self.{query,key,value}`, `attention.output.dense`, `attention.output.LayerNorm`.
-use tch::{nn, nn::Module, Tensor};
+//! behind design choices*). Every sequence has at least one real token, so no softmax row is all −∞.
+//!
+//! With attention dropout while training on the CPU, libtorch's fused kernel does not run (its CPU flash kernel
+//! takes no dropout) and its fallback samples the dropout mask with libtorch's slow CPU Bernoulli sampler; there
+//! the same function is computed explicitly, `Dropout(softmax((Q/√d_head) Kᵀ + M)) V`, with the host-drawn mask of
+//! [`super::dropout`]. HF names: `attention.self.{query,key,value}`, `attention.output.dense`,
+//! `attention.output.LayerNorm`.
+use tch::{nn, nn::Module, Device, Tensor};
 
 use super::config::ModelConfig;
+use super::dropout::dropout;
 use super::sharing::{dense, layer_norm};
 
 /// Fused scaled dot-product attention with an optional key-padding mask.
@@ -19,6 +25,15 @@ use super::sharing::{dense, layer_norm};
 pub fn attend(q: &Tensor, k: &Tensor, v: &Tensor, key_mask: Option<&Tensor>, dropout: f64, train: bool) -> Tensor {
     let mask = key_mask.map(|m| m.ne(0).unsqueeze(1).unsqueeze(1)); // [batch, 1, 1, seq] bool: true = attend
     let p = if train { dropout } else { 0.0 };
+    if p > 0.0 && q.device() == Device::Cpu {
+        let head_dim = *q.size().last().expect("q is [batch, heads, seq, head_dim]");
+        let mut scores = (q / (head_dim as f64).sqrt()).matmul(&k.transpose(-2, -1)); // [b, H, t, t]
+        if let Some(m) = &mask {
+            scores = scores.masked_fill(&m.logical_not(), f64::NEG_INFINITY);
+        }
+        let weights = scores.softmax(-1, scores.kind()); // [b, H, t, t]
+        return super::dropout::dropout(&weights, p, true).matmul(v);
+    }
     Tensor::scaled_dot_product_attention(q, k, v, mask.as_ref(), p, false, None::<f64>, false)
 }
 
@@ -70,7 +85,7 @@ impl Attention {
         let v = split(self.value.forward(x));
         let ctx = attend(&q, &k, &v, key_mask, self.attention_dropout, train); // [b, H, t, d/H]
         let ctx = ctx.transpose(1, 2).contiguous().view([b, t, d]); // [b, t, d]
-        let out = self.output.forward(&ctx).dropout(self.dropout, train);
+        let out = dropout(&self.output.forward(&ctx), self.dropout, train);
         self.layer_norm.forward(&(out + x))
     }
 }
@@ -114,6 +129,43 @@ mod tests {
             let diff = (fused - reference).abs().max().double_value(&[]);
             assert!(diff < 1e-10, "max difference {diff}");
         }
+    }
+
+    #[test]
+    fn training_attention_drops_weights_of_the_softmax() {
+        let _rng = crate::model::tests::rng_lock();
+        tch::manual_seed(11);
+        let (b, h, t) = (2, 3, 6);
+        let q = Tensor::randn([b, h, t, t], (Kind::Float, tch::Device::Cpu));
+        let k = Tensor::randn([b, h, t, t], (Kind::Float, tch::Device::Cpu));
+        // V = I (head_dim = t): the output rows are the dropped, rescaled attention weights themselves.
+        let v = Tensor::eye(t, (Kind::Float, tch::Device::Cpu)).expand([b, h, t, t], false);
+        let mask = Tensor::from_slice2(&[[1i64, 1, 1, 1, 1, 1], [1, 1, 1, 1, 0, 0]]);
+        let weights = attend(&q, &k, &v, Some(&mask), 0.0, true); // no dropout: the fused kernel
+        let dropped = attend(&q, &k, &v, Some(&mask), 0.5, true); // the explicit path
+        let (w, d) = (
+            Vec::<f32>::try_from(weights.flatten(0, -1)).unwrap(),
+            Vec::<f32>::try_from(dropped.flatten(0, -1)).unwrap(),
+        );
+        let (mut kept, mut zero) = (0, 0);
+        for (i, (&w, &d)) in w.iter().zip(&d).enumerate() {
+            let key = i % t as usize;
+            let padded = i / (h * t * t) as usize == 1 && key >= 4;
+            if padded {
+                assert_eq!((w, d), (0.0, 0.0), "padded key {i}");
+            } else if d == 0.0 {
+                zero += 1;
+            } else {
+                assert!((d - 2.0 * w).abs() < 1e-5, "kept weight {i}: {d} vs 2 · {w}");
+                kept += 1;
+            }
+        }
+        assert!(kept > 60 && zero > 60, "kept {kept}, dropped {zero} of 168");
+        let again = |seed| {
+            tch::manual_seed(seed);
+            Vec::<f32>::try_from(attend(&q, &k, &v, Some(&mask), 0.5, true).flatten(0, -1)).unwrap()
+        };
+        assert_eq!(again(4), again(4));
     }
 
     #[test]

@@ -5,6 +5,7 @@ use tch::{nn, nn::Module, Tensor};
 
 use super::attention::Attention;
 use super::config::ModelConfig;
+use super::dropout::dropout;
 use super::sharing::{dense, layer_norm};
 
 /// A BERT encoder layer (HF: `bert.encoder.layer.{i}`).
@@ -41,7 +42,7 @@ impl Layer {
     pub fn forward(&self, x: &Tensor, key_mask: Option<&Tensor>, train: bool) -> Tensor {
         let h = self.attention.forward(x, key_mask, train); // [batch, seq, hidden]
         let f = self.intermediate.forward(&h).gelu("none"); // [batch, seq, ffn]
-        let out = self.output.forward(&f).dropout(self.dropout, train); // [batch, seq, hidden]
+        let out = dropout(&self.output.forward(&f), self.dropout, train); // [batch, seq, hidden]
         self.layer_norm.forward(&(out + h))
     }
 }

@@ -11,6 +11,7 @@
 //! - [`config`]: [`ModelConfig`], [`SharingPlan`], presets, JSON.
 //! - [`sharing`]: [`PerLanguage`], shared-or-per-language groups.
 //! - [`embeddings`], [`attention`], [`layer`], [`encoder`]: the encoder, returning every layer's hidden states.
+//! - [`dropout`]: dropout with a host-drawn mask on the CPU.
 //! - [`heads`]: the MLM head and [`MlmModel`] with its loss.
 //! - [`tokenizer`]: [`ModelTokenizer`], crossling or Hugging Face, with word-aligned encodings.
 //! - [`checkpoint`]: the files of a checkpoint folder and the recorded hash of its weights.
@@ -19,6 +20,7 @@
 pub mod attention;
 pub mod checkpoint;
 pub mod config;
+pub mod dropout;
 pub mod embeddings;
 pub mod encoder;
 pub mod heads;

@@ -32,6 +32,7 @@ use tch::{Device, Kind, Tensor};
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::features::batch::padded;
+use crate::model::dropout::dropout;
 use crate::model::{LoadedModel, ModelTokenizer};
 use crate::scale::Scale;
 use crate::tasks::finetune::HEAD_INIT;
@@ -305,8 +306,8 @@ impl PairClassifier {
     /// `u`, `v`: `[batch, 2 · lstm_hidden]` → `[batch, 3]`
     pub fn logits(&self, u: &Tensor, v: &Tensor, train: bool) -> Tensor {
         let f = Tensor::cat(&[u, v, &(u - v).abs(), &(u * v)], 1);
-        let hidden = self.hidden.forward(&f.dropout(self.dropout, train)).relu();
-        self.out.forward(&hidden.dropout(self.dropout, train))
+        let hidden = self.hidden.forward(&dropout(&f, self.dropout, train)).relu();
+        self.out.forward(&dropout(&hidden, self.dropout, train))
     }
 }
 

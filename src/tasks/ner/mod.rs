@@ -29,6 +29,7 @@ use tch::{nn, nn::Module, nn::VarStore, Kind, Tensor};
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::features::batch::length_batches;
+use crate::model::dropout::dropout;
 use crate::scale::Scale;
 use crate::tasks::backbone::Backbone;
 use crate::tasks::finetune::{mix, train_with_selection, FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT};
@@ -164,7 +165,7 @@ impl NerFinetune {
     pub fn logits(&self, batch: &WordBatch, lang: &str, train: bool) -> Result<Tensor> {
         let hidden = self.backbone.hidden(&batch.ids, &batch.mask, lang, train)?; // [batch, seq, d]
         let words = gather_words(&hidden, &batch.first); // [batch, words, d]
-        Ok(self.tagger.forward(&words.dropout(self.dropout, train)))
+        Ok(self.tagger.forward(&dropout(&words, self.dropout, train)))
     }
 
     /// The tag of every word of every item (words dropped by truncation: `O`), in input order.

@@ -31,6 +31,7 @@ use crate::analysis::language::shifted_hidden;
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::features::batch::padded;
+use crate::model::dropout::dropout;
 use crate::model::MlmModel;
 use crate::scale::Scale;
 use crate::tasks::finetune::{
@@ -172,7 +173,7 @@ impl NliClassifier {
     /// `last`: `[batch, seq, hidden]` → `[batch, 3]`
     pub fn forward(&self, last: &Tensor, train: bool) -> Tensor {
         let cls = last.select(1, 0); // [batch, hidden]
-        self.linear.forward(&cls.dropout(self.dropout, train))
+        self.linear.forward(&dropout(&cls, self.dropout, train))
     }
 }
 

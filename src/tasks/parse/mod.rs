@@ -69,6 +69,7 @@ use tch::{nn, nn::Module, nn::VarStore, Device, Kind, Reduction, Tensor};
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::features::batch::length_batches;
+use crate::model::dropout::dropout;
 use crate::scale::Scale;
 use crate::tasks::backbone::Backbone;
 use crate::tasks::finetune::{mix, train_with_selection, FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT};
@@ -328,7 +329,7 @@ impl BiaffineParser {
     }
 
     fn mlp(&self, layer: &nn::Linear, x: &Tensor, train: bool) -> Tensor {
-        layer.forward(x).relu().dropout(self.dropout, train)
+        dropout(&layer.forward(x).relu(), self.dropout, train)
     }
 
     /// The MLP views of ROOT and the words.
