@@ -188,13 +188,34 @@ fn fig7_values_are_cka_in_range_with_the_layers_and_pairs() {
     // side comes from the trained English model), with the other language's monolingual shape and tokenizer, drawn
     // with seed SEED + 1000 (a draw with seed 0 would be the English model's own starting point).
     let models = rec["provenance"]["models"].as_object().unwrap();
-    for m in
-        ["default-en-fr", "mono-en", "mono-en-s1", "sep-emb-en-en2", "random-mono-en-s1000", "random-mono-fr-s1000"]
-    {
+    for m in [
+        "default-en-fr",
+        "mono-en",
+        "mono-en-s100-d0",
+        "sep-emb-en-en2",
+        "random-mono-en-s1000",
+        "random-mono-fr-s1000",
+    ] {
         assert!(models.contains_key(m), "provenance lacks {m}: {:?}", models.keys().collect::<Vec<_>>());
     }
     assert!(!models.keys().any(|m| m.starts_with("random-default")), "{:?}", models.keys().collect::<Vec<_>>());
     assert_eq!(models["sep-emb-en-en2"]["config"]["corpus"]["halves"]["en2"]["half"], 1);
+    // Monolingual en′: "trained on the same data as en but with different random seed" — the same training text and
+    // tokenizer as the English model, another seed for everything else.
+    let en2 = &models["mono-en-s100-d0"]["config"];
+    assert_eq!((en2["corpus"]["seed"].as_u64(), en2["train"]["seed"].as_u64()), (Some(0), Some(100)));
+    let folder = |prefix: &str| {
+        let dir = std::fs::read_dir(work.path().join("models")).unwrap();
+        let name = dir.map(|e| e.unwrap().path()).find(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().to_string();
+            n.starts_with(prefix) && !n.ends_with(".lock")
+        });
+        name.unwrap_or_else(|| panic!("no model folder {prefix}*"))
+    };
+    let (en, en_prime) = (folder("mono-en-s0-smoke-"), folder("mono-en-s100-d0-smoke-"));
+    for file in ["corpora/en.train.txt", "corpora/en.valid.txt", "tokenizer/tokenizer.json"] {
+        assert_eq!(sha(&en.join(file)), sha(&en_prime.join(file)), "{file}");
+    }
     // The paper's printed table, keyed like the scores, and the claims with verdicts.
     assert_eq!(rec["paper"]["Bilingual/en-fr/L0"].as_f64(), Some(0.61));
     assert_eq!(rec["paper"]["Random/en-zh/avg"].as_f64(), Some(0.43));

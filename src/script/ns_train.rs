@@ -245,6 +245,28 @@ mod tests {
     }
 
     #[test]
+    fn a_data_seed_fixes_the_text_and_changes_the_key_only_when_it_differs() {
+        use crate::device::Compute;
+        use crate::Scale;
+        let request = |extra: serde_json::Value| {
+            let mut v = serde_json::json!({"preset": "mono", "langs": "en", "seed": 101});
+            v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            let req: super::ModelRequest = serde_json::from_value(v).unwrap();
+            let cfg = req.run_config(Scale::Cpu, 0, &Compute::cpu()).unwrap();
+            let key = crate::train::zoo::cache_key(&cfg, &Default::default()).unwrap();
+            (req.label(&cfg, Scale::Cpu), cfg.data_seed(), cfg.train.seed, key)
+        };
+        let plain = request(serde_json::json!({}));
+        assert_eq!(plain.0, "mono-en-s101-cpu");
+        assert_eq!((plain.1, plain.2), (101, 101));
+        assert_eq!(request(serde_json::json!({"data_seed": 101})), plain, "the model's own seed changes nothing");
+        let same_text = request(serde_json::json!({"data_seed": 0}));
+        assert_eq!(same_text.0, "mono-en-s101-d0-cpu");
+        assert_eq!((same_text.1, same_text.2), (0, 101), "the text's seed, the model's seed");
+        assert_ne!(same_text.3, plain.3);
+    }
+
+    #[test]
     #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
     fn config_model_cache_and_errors() {
         let dir = tempfile::tempdir().unwrap();

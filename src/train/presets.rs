@@ -260,6 +260,7 @@ pub fn preset_at(name: &str, langs: &str, sc: &Pretraining) -> Result<RunConfig>
             max_bytes: None,
             valid_per_mille: DEFAULT_VALID_PER_MILLE,
             halves,
+            seed: None,
         },
         tokenizer: TokenizerSpec { character_coverage, ..TokenizerSpec::new(scheme, vocab) },
         train: TrainConfig {

@@ -24,6 +24,11 @@ pub struct ModelRequest {
     /// Seed instead of the run's `SEED` (e.g. `SEED + 1` for a second model of the same kind).
     #[serde(default)]
     pub seed: Option<u64>,
+    /// Seed of the training text (its sample, split and code-switching) instead of the model's seed: a model with
+    /// another `seed` and the same `data_seed` sees the same sentences (Emerging §5.2's en′, "trained on the same data
+    /// as en but with different random seed"). Equal to the model's seed, it changes nothing.
+    #[serde(default)]
+    pub data_seed: Option<u64>,
     /// Training sentences per language instead of the scale's (Liu et al.'s data sizes).
     #[serde(default)]
     pub max_sentences: Option<usize>,
@@ -87,6 +92,7 @@ impl ModelRequest {
         let sc = self.shape.as_ref().map_or(sc, |change| change.apply(sc));
         let mut cfg = preset_at(&self.preset, &self.langs, &sc)?;
         cfg.train.seed = self.seed.unwrap_or(seed);
+        cfg.corpus.seed = self.data_seed.filter(|&d| d != cfg.train.seed);
         cfg.train.device = compute.device_name();
         cfg.train.precision = compute.precision();
         if let Some(steps) = self.steps {
@@ -127,6 +133,7 @@ impl ModelRequest {
             langs: langs.into(),
             steps: None,
             seed: None,
+            data_seed: None,
             max_sentences: None,
             window: None,
             name: None,
@@ -135,19 +142,23 @@ impl ModelRequest {
         }
     }
 
-    /// The name in logs and provenance: `name`, else `PRESET-LANGS` (with `-sN` when `seed` is given).
+    /// The name in logs and provenance: `name`, else `PRESET-LANGS` (with `-sN` when `seed` is given and `-dN`
+    /// when `data_seed` is).
     pub fn name(&self) -> String {
         let seed = self.seed.map(|s| format!("-s{s}")).unwrap_or_default();
-        self.name.clone().unwrap_or_else(|| format!("{}-{}{seed}", self.preset, self.langs))
+        let data = self.data_seed.map(|s| format!("-d{s}")).unwrap_or_default();
+        self.name.clone().unwrap_or_else(|| format!("{}-{}{seed}{data}", self.preset, self.langs))
     }
 
     /// The model cache folder's label at `scale` for the resolved `cfg`: `NAME-SCALE` for a named request, else
-    /// `PRESET-LANGS-sSEED-SCALE`. It names the effective seed, so a model asked for as `seed: SEED + 1` at seed 0
-    /// and as the run's own model at seed 1 is one folder (the key, a hash of the config, agrees too).
+    /// `PRESET-LANGS-sSEED-SCALE` (`PRESET-LANGS-sSEED-dDATA-SCALE` when the text's seed differs). It names the
+    /// effective seeds, so a model asked for as `seed: SEED + 1` at seed 0 and as the run's own model at seed 1 is one
+    /// folder (the key, a hash of the config, agrees too).
     pub fn label(&self, cfg: &RunConfig, scale: Scale) -> String {
+        let data = cfg.corpus.seed.map(|d| format!("-d{d}")).unwrap_or_default();
         match &self.name {
             Some(n) => format!("{n}-{scale}"),
-            None => format!("{}-{}-s{}-{scale}", self.preset, self.langs, cfg.train.seed),
+            None => format!("{}-{}-s{}{data}-{scale}", self.preset, self.langs, cfg.train.seed),
         }
     }
 

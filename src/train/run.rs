@@ -53,6 +53,11 @@ pub struct RunCorpus {
     /// ([`crate::text::pseudo`]). Omitted when empty, so runs without a pseudo-language keep their cache keys.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub halves: BTreeMap<String, DocumentHalf>,
+    /// Seed of the corpus sample, its train/valid split and the code-switching draws, when it differs from
+    /// `train.seed` (the default): Emerging §5.2's en′ is "trained on the same data as en but with different random
+    /// seed". Omitted when absent, so runs without it keep their cache keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 fn default_valid_per_mille() -> u32 {
@@ -122,12 +127,17 @@ impl RunConfig {
         Ok(())
     }
 
+    /// The seed of the training text: `corpus.seed`, else `train.seed`.
+    pub fn data_seed(&self) -> u64 {
+        self.corpus.seed.unwrap_or(self.train.seed)
+    }
+
     fn corpus_spec(&self, lang: &str) -> CorpusSpec {
         CorpusSpec {
             max_sentences: self.corpus.max_sentences,
             max_bytes: self.corpus.max_bytes,
             valid_per_mille: self.corpus.valid_per_mille,
-            seed: self.train.seed,
+            seed: self.data_seed(),
             half: self.corpus.halves.get(lang).cloned(),
             ..CorpusSpec::new(lang, &self.corpus.datasets[lang].iter().map(String::as_str).collect::<Vec<_>>())
         }
@@ -210,7 +220,7 @@ pub fn run_pretraining(
         files.push((lang.clone(), train_path, valid_path));
     }
     if let (Some(cs), true) = (&cfg.codeswitch, rebuilt) {
-        code_switch_corpora(cs, catalog, roots, &corpora, cfg.train.seed)?;
+        code_switch_corpora(cs, catalog, roots, &corpora, cfg.data_seed())?;
     }
 
     let tok_dir = out_dir.join("tokenizer");
