@@ -22,9 +22,9 @@ use super::sharing::{dense, layer_norm};
 /// # Shapes
 /// `q`, `k`, `v`: `[batch, heads, seq, head_dim]`; `key_mask`: `[batch, seq]` (1 = token)
 /// → `[batch, heads, seq, head_dim]`
-pub fn attend(q: &Tensor, k: &Tensor, v: &Tensor, key_mask: Option<&Tensor>, dropout: f64, train: bool) -> Tensor {
+pub fn attend(q: &Tensor, k: &Tensor, v: &Tensor, key_mask: Option<&Tensor>, dropout_p: f64, train: bool) -> Tensor {
     let mask = key_mask.map(|m| m.ne(0).unsqueeze(1).unsqueeze(1)); // [batch, 1, 1, seq] bool: true = attend
-    let p = if train { dropout } else { 0.0 };
+    let p = if train { dropout_p } else { 0.0 };
     if p > 0.0 && q.device() == Device::Cpu {
         let head_dim = *q.size().last().expect("q is [batch, heads, seq, head_dim]");
         let mut scores = (q / (head_dim as f64).sqrt()).matmul(&k.transpose(-2, -1)); // [b, H, t, t]
@@ -32,7 +32,7 @@ pub fn attend(q: &Tensor, k: &Tensor, v: &Tensor, key_mask: Option<&Tensor>, dro
             scores = scores.masked_fill(&m.logical_not(), f64::NEG_INFINITY);
         }
         let weights = scores.softmax(-1, scores.kind()); // [b, H, t, t]
-        return super::dropout::dropout(&weights, p, true).matmul(v);
+        return dropout(&weights, p, true).matmul(v);
     }
     Tensor::scaled_dot_product_attention(q, k, v, mask.as_ref(), p, false, None::<f64>, false)
 }

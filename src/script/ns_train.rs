@@ -254,7 +254,7 @@ mod tests {
             let req: super::ModelRequest = serde_json::from_value(v).unwrap();
             let cfg = req.run_config(Scale::Cpu, 0, &Compute::cpu()).unwrap();
             let key = crate::train::zoo::cache_key(&cfg, &Default::default()).unwrap();
-            (req.label(&cfg, Scale::Cpu), cfg.data_seed(), cfg.train.seed, key)
+            (req.label(&cfg, Scale::Cpu), cfg.data_seed(), cfg.train.seed, key, req.name())
         };
         let plain = request(serde_json::json!({}));
         assert_eq!(plain.0, "mono-en-s101-cpu");
@@ -262,6 +262,7 @@ mod tests {
         assert_eq!(request(serde_json::json!({"data_seed": 101})), plain, "the model's own seed changes nothing");
         let same_text = request(serde_json::json!({"data_seed": 0}));
         assert_eq!(same_text.0, "mono-en-s101-d0-cpu");
+        assert_eq!((plain.4.as_str(), same_text.4.as_str()), ("mono-en-s101", "mono-en-s101-d0"), "names agree");
         assert_eq!((same_text.1, same_text.2), (0, 101), "the text's seed, the model's seed");
         assert_ne!(same_text.3, plain.3);
     }

@@ -143,10 +143,10 @@ impl ModelRequest {
     }
 
     /// The name in logs and provenance: `name`, else `PRESET-LANGS` (with `-sN` when `seed` is given and `-dN`
-    /// when `data_seed` is).
+    /// when `data_seed` is and differs from `seed`, as in [`Self::label`]).
     pub fn name(&self) -> String {
         let seed = self.seed.map(|s| format!("-s{s}")).unwrap_or_default();
-        let data = self.data_seed.map(|s| format!("-d{s}")).unwrap_or_default();
+        let data = self.data_seed.filter(|&d| Some(d) != self.seed).map(|s| format!("-d{s}")).unwrap_or_default();
         self.name.clone().unwrap_or_else(|| format!("{}-{}{seed}{data}", self.preset, self.langs))
     }
 
