@@ -57,6 +57,11 @@ fn every_figure_script_runs_at_smoke_scale_and_re_renders_from_its_json() {
         assert!(rec["caption"].as_str().unwrap().contains("smoke"), "{}: caption states the scale", f.id);
         assert_eq!(rec["provenance"]["scale"], "smoke");
         assert!(!rec["provenance"]["revision"].as_str().unwrap().is_empty());
+        assert!(
+            rec["provenance"]["threads"].as_i64().is_some_and(|t| t >= 1),
+            "{}: provenance names its threads",
+            f.id
+        );
         let mut values = Vec::new();
         numbers(&rec["values"], &mut values);
         assert!(!values.is_empty(), "{}: no values", f.id);

@@ -59,6 +59,10 @@ pub struct Provenance {
     #[serde(default)]
     pub seeds: Vec<u64>,
     pub device: String,
+    /// libtorch's intra-op threads (`OMP_NUM_THREADS`, `--threads`): results are bit-identical for the same count,
+    /// not across counts (float reduction order). Absent in records made before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<i64>,
     /// Script path relative to the project, and its sha256.
     pub script: String,
     pub script_sha256: String,

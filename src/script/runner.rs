@@ -140,6 +140,7 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     p.seed = opts.seed;
     p.seeds = seeds;
     p.device = opts.compute.describe();
+    p.threads = Some(i64::from(tch::get_num_threads()));
     p.script = script.strip_prefix(project).unwrap_or(script).display().to_string();
     p.script_sha256 = crate::data::resolve::hash_file(script, false)?.1;
     p.started_at = started_at;
