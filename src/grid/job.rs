@@ -6,6 +6,8 @@
 //! [`crate::tasks::run::run_task`], [`crate::script::runner::run_script`]), then writes `MODELS/jobs/ID.done`. A
 //! failure writes `MODELS/jobs/ID.failed` with the error (removed when the job is run again) and nothing else.
 //! While it runs, `MODELS/jobs/ID.running` holds `HOST PID STARTED` ([`is_running`], for `grid status`).
+//! `ID.done` is JSON: `job`, `finished_at`, and (since 2026-11-27) the job's wall `seconds`, libtorch's `threads`
+//! and the `host` ([`measured`]), so that `grid status` can add up what a grid really cost.
 use std::path::PathBuf;
 
 use super::plan::{Job, JobSpec, Plan};
@@ -63,10 +65,11 @@ pub fn run_job(plan: &Plan, id: &str, log: &dyn Fn(String)) -> Result<()> {
     }
     let who = format!("{} {} {}\n", this_host(), std::process::id(), now());
     crate::atomic_file::write_atomic(&running, &who)?;
+    let t0 = std::time::Instant::now();
     let outcome = execute(plan, job, log);
     let _ = std::fs::remove_file(&running);
     let (path, text) = match &outcome {
-        Ok(()) => (marker(plan, id, "done"), format!("{{\"job\": \"{id}\", \"finished_at\": \"{}\"}}\n", now())),
+        Ok(()) => (marker(plan, id, "done"), done_marker(id, t0.elapsed().as_secs_f64())),
         Err(e) => (failed, format!("{e}\n")),
     };
     if let Some(dir) = path.parent() {
@@ -74,6 +77,26 @@ pub fn run_job(plan: &Plan, id: &str, log: &dyn Fn(String)) -> Result<()> {
     }
     crate::atomic_file::write_atomic(&path, &text)?;
     outcome
+}
+
+/// The text of a finished job's `ID.done` marker (see the module docs).
+pub(super) fn done_marker(id: &str, seconds: f64) -> String {
+    let v = serde_json::json!({
+        "job": id,
+        "finished_at": now(),
+        "seconds": (seconds * 10.0).round() / 10.0,
+        "threads": tch::get_num_threads(),
+        "host": this_host(),
+    });
+    format!("{v}\n")
+}
+
+/// The wall seconds and libtorch threads of finished job `id` from its `ID.done` marker; `None` when it is not done
+/// through [`run_job`] or its marker predates the times (2026-11-27).
+pub fn measured(plan: &Plan, id: &str) -> Option<(f64, i64)> {
+    let text = std::fs::read_to_string(marker(plan, id, "done")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some((v.get("seconds")?.as_f64()?, v.get("threads").and_then(serde_json::Value::as_i64).unwrap_or(1)))
 }
 
 /// This machine's name (Linux `/proc/sys/kernel/hostname`; `unknown` elsewhere).

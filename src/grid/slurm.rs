@@ -130,13 +130,30 @@ pub fn submit(levels: &[Level]) -> Result<Vec<String>> {
 }
 
 /// One line per job: state (done / failed / pending, or running when Slurm says so or the job's running marker
-/// does, [`super::job::is_running`]), id and estimated cost; then the counts. `squeue` is asked when it exists.
+/// does, [`super::job::is_running`]), id, and its measured wall time and threads when its done marker has them
+/// ([`super::job::measured`]), else the plan's estimate (`~`); then the time measured over the done jobs against the
+/// estimate of the rest, and the counts. `squeue` is asked when it exists.
 pub fn status_report(plan: &Plan) -> String {
     let running = squeue_running();
     let mut lines = Vec::new();
     let mut counts = [0usize; 4];
+    let (mut measured_s, mut measured_thread_s, mut timed) = (0.0, 0.0, 0usize);
+    let mut estimated_s = 0.0;
     for job in &plan.jobs {
         let st = state(plan, job);
+        let time = match (st, super::job::measured(plan, &job.id)) {
+            (JobState::Done, Some((s, threads))) => {
+                measured_s += s;
+                measured_thread_s += s * threads as f64;
+                timed += 1;
+                format!("{s:>8.0} s measured, {threads} thread(s)")
+            }
+            (JobState::Done, None) => format!("~{:>7.0} s", job.cost_s),
+            _ => {
+                estimated_s += job.cost_s;
+                format!("~{:>7.0} s", job.cost_s)
+            }
+        };
         let word = match st {
             JobState::Done => "done",
             JobState::Failed => "failed",
@@ -147,8 +164,15 @@ pub fn status_report(plan: &Plan) -> String {
         };
         let i = ["done", "failed", "running", "pending"].iter().position(|w| *w == word).unwrap_or(3);
         counts[i] += 1;
-        lines.push(format!("{word:<8} {:<60} ~{:>7.0} s", job.id, job.cost_s));
+        lines.push(format!("{word:<8} {:<60} {time}", job.id));
     }
+    lines.push(format!(
+        "time: {:.2} h measured over the {timed} done jobs with a time ({:.2} thread-hours); ~{:.2} h estimated for \
+         the jobs not done",
+        measured_s / 3600.0,
+        measured_thread_s / 3600.0,
+        estimated_s / 3600.0
+    ));
     lines.push(format!(
         "{} jobs: {} done, {} failed, {} running, {} pending",
         plan.jobs.len(),
@@ -238,5 +262,19 @@ mod tests {
         let report = status_report(&plan);
         assert!(report.ends_with("3 jobs: 0 done, 0 failed, 1 running, 2 pending"), "{report}");
         assert!(report.lines().next().unwrap().starts_with("running  a"), "{report}");
+        // A done job's marker carries its measured time, which the report shows and adds up instead of the estimate.
+        std::fs::remove_file(jobs_dir.join("a.running")).unwrap();
+        std::fs::write(jobs_dir.join("a.done"), crate::grid::job::done_marker("a", 7200.0)).unwrap();
+        std::fs::write(jobs_dir.join("b.done"), "{\"job\": \"b\", \"finished_at\": \"then\"}\n").unwrap();
+        let report = status_report(&plan);
+        assert!(report.ends_with("3 jobs: 2 done, 0 failed, 0 running, 1 pending"), "{report}");
+        let threads = tch::get_num_threads();
+        assert!(report.contains(&format!("    7200 s measured, {threads} thread(s)")), "{report}");
+        assert!(report.lines().nth(1).unwrap().ends_with("~      1 s"), "b's marker has no time: {report}");
+        let want = format!(
+            "time: 2.00 h measured over the 1 done jobs with a time ({:.2} thread-hours); ~0.00 h",
+            2.0 * threads as f64
+        );
+        assert!(report.contains(&want), "{report}");
     }
 }
