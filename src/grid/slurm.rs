@@ -141,6 +141,7 @@ pub fn status_report(plan: &Plan) -> String {
     let mut estimated_s = 0.0;
     for job in &plan.jobs {
         let st = state(plan, job);
+        let estimate = format!("~{:>7.0} s", job.cost_s);
         let time = match (st, super::job::measured(plan, &job.id)) {
             (JobState::Done, Some((s, threads))) => {
                 measured_s += s;
@@ -148,10 +149,10 @@ pub fn status_report(plan: &Plan) -> String {
                 timed += 1;
                 format!("{s:>8.0} s measured, {threads} thread(s)")
             }
-            (JobState::Done, None) => format!("~{:>7.0} s", job.cost_s),
+            (JobState::Done, None) => estimate,
             _ => {
                 estimated_s += job.cost_s;
-                format!("~{:>7.0} s", job.cost_s)
+                estimate
             }
         };
         let word = match st {
