@@ -34,6 +34,7 @@ pub mod analysis;
 pub mod arrays;
 pub mod atomic_file;
 pub mod claims;
+pub mod cpu_time;
 pub mod data;
 pub mod device;
 pub mod error;

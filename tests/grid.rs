@@ -78,8 +78,11 @@ fn table1_and_fig7_through_the_local_executor_equal_the_one_process_run() {
     assert!(plan.jobs.iter().filter(|j| kind(&j.spec) != "figure").all(|j| j.done));
     let o = crossling(&["grid", "status", plan_path.to_str().unwrap()], &data, grid.path());
     assert!(text(&o).contains("52 jobs: 52 done, 0 failed, 0 running, 0 pending"), "{}", text(&o));
-    // Every job ran through `job run`, so each done marker carries its measured time.
+    // Every job ran through `job run`, so each done marker carries its measured wall and (on Linux) CPU time.
     assert!(text(&o).contains("measured over the 52 done jobs with a time"), "{}", text(&o));
+    if cfg!(target_os = "linux") {
+        assert!(text(&o).contains("CPU hours over the 52 with a CPU time"), "{}", text(&o));
+    }
 }
 
 #[test]

@@ -139,14 +139,9 @@ fn peak_rss() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
 }
 
-/// CPU seconds (user + system, all threads) of this process so far, from /proc/self/stat (clock ticks of 1/100 s).
+/// CPU seconds (user + system, all threads) of this process so far ([`crossling::cpu_time`]); NaN where unknown.
 pub(super) fn cpu_seconds() -> f64 {
-    let Ok(s) = std::fs::read_to_string("/proc/self/stat") else { return f64::NAN };
-    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
-    let rest = s.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(f64::NAN);
-    (tick(11) + tick(12)) / 100.0
+    crossling::cpu_time::process_cpu_seconds().unwrap_or(f64::NAN)
 }
 
 /// Reset the peak RSS counter (Linux: writing 5 to /proc/self/clear_refs); false where unsupported.

@@ -7,7 +7,9 @@
 //! failure writes `MODELS/jobs/ID.failed` with the error (removed when the job is run again) and nothing else.
 //! While it runs, `MODELS/jobs/ID.running` holds `HOST PID STARTED` ([`is_running`], for `grid status`).
 //! `ID.done` is JSON: `job`, `finished_at`, and (since 2026-11-27) the job's wall `seconds`, libtorch's `threads`
-//! and the `host` ([`measured`]), so that `grid status` can add up what a grid really cost.
+//! and the `host`, and (since 2026-11-28) its `cpu_seconds` (user + system over all threads, [`crate::cpu_time`]),
+//! so that `grid status` can add up what a grid really cost ([`measured`]): wall time counts the waits of a shared
+//! or paused machine, CPU time does not.
 use std::path::PathBuf;
 
 use super::plan::{Job, JobSpec, Plan};
@@ -65,11 +67,14 @@ pub fn run_job(plan: &Plan, id: &str, log: &dyn Fn(String)) -> Result<()> {
     }
     let who = format!("{} {} {}\n", this_host(), std::process::id(), now());
     crate::atomic_file::write_atomic(&running, &who)?;
-    let t0 = std::time::Instant::now();
+    let (t0, cpu0) = (std::time::Instant::now(), crate::cpu_time::process_cpu_seconds());
     let outcome = execute(plan, job, log);
     let _ = std::fs::remove_file(&running);
     let (path, text) = match &outcome {
-        Ok(()) => (marker(plan, id, "done"), done_marker(id, t0.elapsed().as_secs_f64())),
+        Ok(()) => {
+            let cpu = cpu0.zip(crate::cpu_time::process_cpu_seconds()).map(|(a, b)| b - a);
+            (marker(plan, id, "done"), done_marker(id, t0.elapsed().as_secs_f64(), cpu))
+        }
         Err(e) => (failed, format!("{e}\n")),
     };
     if let Some(dir) = path.parent() {
@@ -80,23 +85,42 @@ pub fn run_job(plan: &Plan, id: &str, log: &dyn Fn(String)) -> Result<()> {
 }
 
 /// The text of a finished job's `ID.done` marker (see the module docs).
-pub(super) fn done_marker(id: &str, seconds: f64) -> String {
-    let v = serde_json::json!({
+pub(super) fn done_marker(id: &str, seconds: f64, cpu_seconds: Option<f64>) -> String {
+    let tenth = |s: f64| (s * 10.0).round() / 10.0;
+    let mut v = serde_json::json!({
         "job": id,
         "finished_at": now(),
-        "seconds": (seconds * 10.0).round() / 10.0,
+        "seconds": tenth(seconds),
         "threads": tch::get_num_threads(),
         "host": this_host(),
     });
+    if let Some(cpu) = cpu_seconds {
+        v["cpu_seconds"] = tenth(cpu).into();
+    }
     format!("{v}\n")
 }
 
-/// The wall seconds and libtorch threads of finished job `id` from its `ID.done` marker; `None` when it is not done
-/// through [`run_job`] or its marker predates the times (2026-11-27).
-pub fn measured(plan: &Plan, id: &str) -> Option<(f64, i64)> {
+/// What finished job's `ID.done` marker says it cost ([`measured`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Measured {
+    /// Wall seconds.
+    pub seconds: f64,
+    /// libtorch threads.
+    pub threads: i64,
+    /// CPU seconds, user + system over all threads; `None` in markers before 2026-11-28 or off Linux.
+    pub cpu_seconds: Option<f64>,
+}
+
+/// What finished job `id` cost, from its `ID.done` marker; `None` when it is not done through [`run_job`] or its
+/// marker predates the times (2026-11-27).
+pub fn measured(plan: &Plan, id: &str) -> Option<Measured> {
     let text = std::fs::read_to_string(marker(plan, id, "done")).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    Some((v.get("seconds")?.as_f64()?, v.get("threads").and_then(serde_json::Value::as_i64).unwrap_or(1)))
+    Some(Measured {
+        seconds: v.get("seconds")?.as_f64()?,
+        threads: v.get("threads").and_then(serde_json::Value::as_i64).unwrap_or(1),
+        cpu_seconds: v.get("cpu_seconds").and_then(serde_json::Value::as_f64),
+    })
 }
 
 /// This machine's name (Linux `/proc/sys/kernel/hostname`; `unknown` elsewhere).

@@ -130,24 +130,31 @@ pub fn submit(levels: &[Level]) -> Result<Vec<String>> {
 }
 
 /// One line per job: state (done / failed / pending, or running when Slurm says so or the job's running marker
-/// does, [`super::job::is_running`]), id, and its measured wall time and threads when its done marker has them
-/// ([`super::job::measured`]), else the plan's estimate (`~`); then the time measured over the done jobs against the
-/// estimate of the rest, and the counts. `squeue` is asked when it exists.
+/// does, [`super::job::is_running`]), id, and its measured wall time, threads and CPU time when its done marker has
+/// them ([`super::job::measured`]), else the plan's estimate (`~`); then the time measured over the done jobs (wall,
+/// wall × threads, and CPU where the markers have it) against the estimate of the rest, and the counts. `squeue` is
+/// asked when it exists.
 pub fn status_report(plan: &Plan) -> String {
     let running = squeue_running();
     let mut lines = Vec::new();
     let mut counts = [0usize; 4];
     let (mut measured_s, mut measured_thread_s, mut timed) = (0.0, 0.0, 0usize);
+    let (mut cpu_s, mut cpu_timed) = (0.0, 0usize);
     let mut estimated_s = 0.0;
     for job in &plan.jobs {
         let st = state(plan, job);
         let estimate = format!("~{:>7.0} s", job.cost_s);
         let time = match (st, super::job::measured(plan, &job.id)) {
-            (JobState::Done, Some((s, threads))) => {
-                measured_s += s;
-                measured_thread_s += s * threads as f64;
+            (JobState::Done, Some(m)) => {
+                measured_s += m.seconds;
+                measured_thread_s += m.seconds * m.threads as f64;
                 timed += 1;
-                format!("{s:>8.0} s measured, {threads} thread(s)")
+                let cpu = m.cpu_seconds.map_or(String::new(), |c| {
+                    cpu_s += c;
+                    cpu_timed += 1;
+                    format!(", {c:.0} CPU s")
+                });
+                format!("{:>8.0} s measured, {} thread(s){cpu}", m.seconds, m.threads)
             }
             (JobState::Done, None) => estimate,
             _ => {
@@ -168,10 +175,11 @@ pub fn status_report(plan: &Plan) -> String {
         lines.push(format!("{word:<8} {:<60} {time}", job.id));
     }
     lines.push(format!(
-        "time: {:.2} h measured over the {timed} done jobs with a time ({:.2} thread-hours); ~{:.2} h estimated for \
-         the jobs not done",
+        "time: {:.2} h measured over the {timed} done jobs with a time ({:.2} thread-hours; {:.2} CPU hours over the \
+         {cpu_timed} with a CPU time); ~{:.2} h estimated for the jobs not done",
         measured_s / 3600.0,
         measured_thread_s / 3600.0,
+        cpu_s / 3600.0,
         estimated_s / 3600.0
     ));
     lines.push(format!(
@@ -265,15 +273,16 @@ mod tests {
         assert!(report.lines().next().unwrap().starts_with("running  a"), "{report}");
         // A done job's marker carries its measured time, which the report shows and adds up instead of the estimate.
         std::fs::remove_file(jobs_dir.join("a.running")).unwrap();
-        std::fs::write(jobs_dir.join("a.done"), crate::grid::job::done_marker("a", 7200.0)).unwrap();
+        std::fs::write(jobs_dir.join("a.done"), crate::grid::job::done_marker("a", 7200.0, Some(5400.0))).unwrap();
         std::fs::write(jobs_dir.join("b.done"), "{\"job\": \"b\", \"finished_at\": \"then\"}\n").unwrap();
         let report = status_report(&plan);
         assert!(report.ends_with("3 jobs: 2 done, 0 failed, 0 running, 1 pending"), "{report}");
         let threads = tch::get_num_threads();
-        assert!(report.contains(&format!("    7200 s measured, {threads} thread(s)")), "{report}");
+        assert!(report.contains(&format!("    7200 s measured, {threads} thread(s), 5400 CPU s")), "{report}");
         assert!(report.lines().nth(1).unwrap().ends_with("~      1 s"), "b's marker has no time: {report}");
         let want = format!(
-            "time: 2.00 h measured over the 1 done jobs with a time ({:.2} thread-hours); ~0.00 h",
+            "time: 2.00 h measured over the 1 done jobs with a time ({:.2} thread-hours; 1.50 CPU hours over the 1 \
+             with a CPU time); ~0.00 h",
             2.0 * threads as f64
         );
         assert!(report.contains(&want), "{report}");
