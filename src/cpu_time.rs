@@ -37,13 +37,25 @@ mod tests {
             eprintln!("no /proc/self/stat here: nothing to measure");
             return;
         };
+        // Spin until the counter moves (a loaded machine may give this thread little of the wall time), for at most
+        // 30 s of wall time: the CPU time must grow with the work and never go back.
         let start = std::time::Instant::now();
         let mut x = 0u64;
-        while start.elapsed().as_millis() < 300 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut now = before;
+        while now - before < 0.2 && start.elapsed().as_secs() < 30 {
+            for _ in 0..1_000_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            }
+            let next = process_cpu_seconds().expect("read once, readable again");
+            assert!(next >= now, "CPU time went back from {now} to {next}");
+            now = next;
         }
         std::hint::black_box(x);
-        let after = process_cpu_seconds().expect("read once, readable again");
-        assert!(after - before >= 0.1, "300 ms of spinning took {:.2} CPU s", after - before);
+        assert!(
+            now - before >= 0.2,
+            "{:.1} s of spinning took {:.2} CPU s",
+            start.elapsed().as_secs_f64(),
+            now - before
+        );
     }
 }

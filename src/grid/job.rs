@@ -7,9 +7,9 @@
 //! failure writes `MODELS/jobs/ID.failed` with the error (removed when the job is run again) and nothing else.
 //! While it runs, `MODELS/jobs/ID.running` holds `HOST PID STARTED` ([`is_running`], for `grid status`).
 //! `ID.done` is JSON: `job`, `finished_at`, and (since 2026-11-27) the job's wall `seconds`, libtorch's `threads`
-//! and the `host`, and (since 2026-11-28) its `cpu_seconds` (user + system over all threads, [`crate::cpu_time`]),
-//! so that `grid status` can add up what a grid really cost ([`measured`]): wall time counts the waits of a shared
-//! or paused machine, CPU time does not.
+//! and the `host`, and (since the evening of 2026-11-27) its `cpu_seconds` (user + system over all threads,
+//! [`crate::cpu_time`]), so that `grid status` can add up what a grid really cost ([`measured`]): wall time counts
+//! the waits of a shared or paused machine, CPU time does not.
 use std::path::PathBuf;
 
 use super::plan::{Job, JobSpec, Plan};
@@ -100,14 +100,15 @@ pub(super) fn done_marker(id: &str, seconds: f64, cpu_seconds: Option<f64>) -> S
     format!("{v}\n")
 }
 
-/// What finished job's `ID.done` marker says it cost ([`measured`]).
+/// What a finished job's `ID.done` marker says it cost ([`measured`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Measured {
     /// Wall seconds.
     pub seconds: f64,
     /// libtorch threads.
     pub threads: i64,
-    /// CPU seconds, user + system over all threads; `None` in markers before 2026-11-28 or off Linux.
+    /// CPU seconds, user + system over all threads; `None` in markers written before it was recorded (the evening
+    /// of 2026-11-27) or off Linux.
     pub cpu_seconds: Option<f64>,
 }
 
