@@ -91,7 +91,7 @@ FIGURES = [
                "word-order-reversed control enxrev: zero-shot XNLI / NER / parsing beside the same model's English "
                "score on the same sentences, testing the mechanism claims free of real-language confounds.",
          data="MNLI, XNLI dev; PAN-X English; UD LinES, ParTUT, EWT; 11 bilingual models over English halves.",
-         cpu_time="about 5.5 one-thread hours at the new presets from an empty cache (11 models, 33 fine-tunings), about 25 min a row on one thread beside other runs",
+         cpu_time="from an empty cache 45 jobs (11 models, 33 fine-tunings, the figure): 1 h 49 min on two cores with `--workers 2`, 3.59 job-hours (3.14 CPU hours); 3.3 s with every run cached",
          paper="The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`)."),
     dict(id="emergence", study="crossling", ref="issue 25", title="Emergence curves over the pre-training budget",
          claim="Not a figure of the studies: how the cross-lingual structure they measure (retrieval with and "
