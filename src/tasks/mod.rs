@@ -59,14 +59,16 @@ pub mod word_inputs;
 ///
 /// Bits are not compared: with tests running side by side, MKL may give a GEMM fewer threads
 /// (`MKL_DYNAMIC`) and sum in another order, which moves a loss slightly (seen in CI; measured: README,
-/// *Measurements behind design choices*).
+/// *Measurements behind design choices*). The bounds sit between the two effects as measured on 2026-11-27: alone,
+/// the same seed gave identical curves and seeds 1 and 2 differed by 0.018–0.20 (the four task tests); under load
+/// the same seed differed by 1.1e-4 (parsing), which the earlier bound of 1e-4 failed.
 #[cfg(test)]
 pub(crate) fn assert_seed_determines_curve(run: impl Fn(u64) -> Vec<f64>) {
     let gap = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
     let (a, b, other) = (run(1), run(1), run(2));
     assert_eq!(a.len(), b.len());
-    assert!(gap(&a, &b) < 1e-4, "same seed: {a:?} vs {b:?}");
-    assert!(gap(&a, &other) > 1e-3, "seeds 1 and 2: {a:?} vs {other:?}");
+    assert!(gap(&a, &b) < 1e-3, "same seed: {a:?} vs {b:?}");
+    assert!(gap(&a, &other) > 5e-3, "seeds 1 and 2: {a:?} vs {other:?}");
 }
 
 /// A tiny encoder (2 layers × 32, 2 heads, en and fr) for the task heads' tests.
