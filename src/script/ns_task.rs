@@ -203,7 +203,7 @@ fn record_task_job(
     axes: Option<Vec<(String, Vec<serde_json::Value>)>>,
     done: bool,
 ) -> Res<()> {
-    use crate::jobs::{model_job_id, parameters, task_cost, task_job_id, Job, JobSpec};
+    use crate::jobs::{encoder_weights, model_job_id, task_cost, task_job_id, Job, JobSpec};
     let Some(plan) = &session.plan else { return Ok(()) };
     let cached = match &model.source {
         super::handles::ModelSource::Cached(c) if !opts.contains_key("stack_layer") => c,
@@ -228,7 +228,7 @@ fn record_task_job(
         id: task_job_id(task, &model_job, &identity),
         spec: JobSpec::Task { task: task.to_string(), model: model_job.clone(), options, axes, seed },
         deps: vec![model_job],
-        cost_s: settings as f64 * task_cost(task, session.env.scale, parameters(&cached.config)),
+        cost_s: settings as f64 * task_cost(task, session.env.scale, encoder_weights(&cached.config)),
         threads: 1,
         gpu: session.env.compute.device.is_cuda(),
         done,
