@@ -14,6 +14,7 @@ use crossling::features::batch::length_batches;
 use crossling::features::{pooled_layers, Extraction, Pooling, Tokenized};
 use crossling::model::ModelConfig;
 use crossling::text::codeswitch::SplitMix64;
+use crossling::train::presets::Pretraining;
 use crossling::Scale;
 use serde_json::json;
 use std::time::Instant;
@@ -25,8 +26,8 @@ use super::analysis::{
 
 #[derive(Args)]
 pub struct BenchFeaturesArgs {
-    /// Model shape: the architecture of a scale (`ModelConfig::at`: cpu 4 × 128, 4 heads; paper 8 × 768, 12 heads),
-    /// vocabulary 16,000 at cpu and 32,000 at paper.
+    /// Model shape: the architecture of a scale (`ModelConfig::at`: cpu 4 × 128, 4 heads; paper 8 × 768, 12 heads)
+    /// with a pair's vocabulary at that scale (`Pretraining::at`: 8,000 at cpu, 64,000 at paper).
     #[arg(long, value_enum, default_value_t = Scale::Cpu)]
     shape: Scale,
     /// Sentences to encode (default: 4,000 for cpu, 1,000 for paper).
@@ -79,11 +80,12 @@ pub(super) fn model_flags(cfg: &ModelConfig, threads: usize, seed: usize) -> Vec
 }
 
 pub fn run(a: BenchFeaturesArgs) -> Result<()> {
-    let (vocab, n_default) = match a.shape {
-        Scale::Smoke => (400, 200),
-        Scale::Cpu => (16_000, 4_000),
-        Scale::Paper => (32_000, 1_000),
+    let n_default = match a.shape {
+        Scale::Smoke => 200,
+        Scale::Cpu => 4_000,
+        Scale::Paper => 1_000,
     };
+    let vocab = Pretraining::at(a.shape).vocab;
     let cfg = ModelConfig::at(a.shape, vocab, Vec::<String>::new());
     let n = a.sentences.unwrap_or(n_default);
     if n == 0 {

@@ -29,6 +29,7 @@ use crossling::model::ModelConfig;
 use crossling::tasks::finetune::{Finetuner, LrSchedule, OptimSettings};
 use crossling::tasks::nli::{NliConfig, NliFinetune, NliItem, CLASSES};
 use crossling::text::codeswitch::SplitMix64;
+use crossling::train::presets::Pretraining;
 use crossling::Scale;
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -40,8 +41,8 @@ use super::analysis::{
 
 #[derive(Args)]
 pub struct BenchFinetuneArgs {
-    /// Model shape: the architecture of a scale (`ModelConfig::at`: cpu 4 × 128, 4 heads; paper 8 × 768, 12 heads),
-    /// vocabulary 16,000 at cpu and 32,000 at paper.
+    /// Model shape: the architecture of a scale (`ModelConfig::at`: cpu 4 × 128, 4 heads; paper 8 × 768, 12 heads)
+    /// with a pair's vocabulary at that scale (`Pretraining::at`: 8,000 at cpu, 64,000 at paper).
     #[arg(long, value_enum, default_value_t = Scale::Cpu)]
     shape: Scale,
     /// Timed steps (default: 30 for cpu, 5 for paper).
@@ -116,11 +117,12 @@ struct Setup {
 
 impl Setup {
     fn new(a: &BenchFinetuneArgs) -> Result<Self> {
-        let (vocab, steps_default, warmup_default) = match a.shape {
-            Scale::Smoke => (400, 3, 1),
-            Scale::Cpu => (16_000, 30, 2),
-            Scale::Paper => (32_000, 5, 1),
+        let (steps_default, warmup_default) = match a.shape {
+            Scale::Smoke => (3, 1),
+            Scale::Cpu => (30, 2),
+            Scale::Paper => (5, 1),
         };
+        let vocab = Pretraining::at(a.shape).vocab;
         let model = ModelConfig::at(a.shape, vocab, Vec::<String>::new());
         let mut nli = NliConfig::at(a.shape);
         (nli.finetune.batch_size, nli.finetune.seed) = (a.batch, a.common.seed as u64);
