@@ -21,6 +21,7 @@
 //! figure job when `MODELS/jobs/ID.done` exists (written by [`job::run_job`] after success). A failed job writes
 //! `MODELS/jobs/ID.failed` with its error and leaves nothing else in the cache; its dependants are not started,
 //! and running the plan again runs only what is missing.
+pub mod calibrate;
 pub mod job;
 pub mod local;
 pub mod plan;

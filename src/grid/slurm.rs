@@ -9,8 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::calibrate::JobTime;
 use super::job::{state, JobState};
-use super::plan::{levels, Job, Plan};
+use super::plan::{levels, Job, JobSpec, Plan};
 use crate::error::{Error, Result};
 
 /// Resources and placement of the arrays.
@@ -132,8 +133,8 @@ pub fn submit(levels: &[Level]) -> Result<Vec<String>> {
 /// One line per job: state (done / failed / pending, or running when Slurm says so or the job's running marker
 /// does, [`super::job::is_running`]), id, and its measured wall time, threads and CPU time when its done marker has
 /// them ([`super::job::measured`]), else the plan's estimate (`~`); then the time measured over the done jobs (wall,
-/// wall × threads, and CPU where the markers have it) against the estimate of the rest, and the counts. `squeue` is
-/// asked when it exists.
+/// wall × threads, and CPU where the markers have it) against the estimate of the rest, the rest re-estimated from
+/// the done jobs ([`super::calibrate`]), and the counts. `squeue` is asked when it exists.
 pub fn status_report(plan: &Plan) -> String {
     let running = squeue_running();
     let mut lines = Vec::new();
@@ -141,10 +142,22 @@ pub fn status_report(plan: &Plan) -> String {
     let (mut measured_s, mut measured_thread_s, mut timed) = (0.0, 0.0, 0usize);
     let (mut cpu_s, mut cpu_timed) = (0.0, 0usize);
     let mut estimated_s = 0.0;
+    let mut times = Vec::new();
     for job in &plan.jobs {
         let st = state(plan, job);
         let estimate = format!("~{:>7.0} s", job.cost_s);
-        let time = match (st, super::job::measured(plan, &job.id)) {
+        let measured = super::job::measured(plan, &job.id);
+        times.push(JobTime {
+            kind: match &job.spec {
+                JobSpec::Pretrain { .. } => "pre-training".into(),
+                JobSpec::Task { task, .. } => task.clone(),
+                JobSpec::Figure { .. } => "figure".into(),
+            },
+            estimate_s: job.cost_s,
+            measured_s: measured.map(|m| m.cpu_seconds.unwrap_or(m.seconds * m.threads as f64)),
+            done: st == JobState::Done,
+        });
+        let time = match (st, measured) {
             (JobState::Done, Some(m)) => {
                 measured_s += m.seconds;
                 measured_thread_s += m.seconds * m.threads as f64;
@@ -182,6 +195,15 @@ pub fn status_report(plan: &Plan) -> String {
         cpu_s / 3600.0,
         estimated_s / 3600.0
     ));
+    let rest = super::calibrate::remaining(&times);
+    if !rest.ratios.is_empty() {
+        lines.push(format!(
+            "~{:.2} h for the jobs not done at the median measured / estimated ratio of each kind's done jobs ({}; \
+             other kinds at the estimate)",
+            rest.seconds / 3600.0,
+            super::calibrate::describe(&rest)
+        ));
+    }
     lines.push(format!(
         "{} jobs: {} done, {} failed, {} running, {} pending",
         plan.jobs.len(),
@@ -286,5 +308,10 @@ mod tests {
             2.0 * threads as f64
         );
         assert!(report.contains(&want), "{report}");
+        // Figure job `a` took 5,400 CPU s against its estimate of 1 s, so `figure-x` is re-estimated at 5,400 s.
+        assert!(
+            report.contains("~1.50 h for the jobs not done at the median measured / estimated ratio of each kind's done jobs (figure 5400.00 over 1;"),
+            "{report}"
+        );
     }
 }
