@@ -14,6 +14,9 @@
 //! under-report: a task answered from the cache takes a fraction of a second, and a pre-training resumed from a
 //! checkpoint records its last run only ([`super::job`]).
 
+use super::job::{measured, state, JobState, Measured};
+use super::plan::{Job, JobSpec, Plan};
+
 /// One job of a plan as the re-estimate sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobTime {
@@ -52,6 +55,28 @@ pub fn remaining(jobs: &[JobTime]) -> Remaining {
         .map(|j| j.estimate_s * ratios.iter().find(|(k, _, _)| *k == j.kind).map_or(1.0, |r| r.1))
         .sum();
     Remaining { seconds, ratios }
+}
+
+/// `job` as the re-estimate sees it, `done` or not, with its marker's time `measured` (CPU seconds where the marker
+/// has them, else wall seconds × threads).
+pub fn job_time(job: &Job, done: bool, measured: Option<Measured>) -> JobTime {
+    JobTime {
+        kind: match &job.spec {
+            JobSpec::Pretrain { .. } => "pre-training".into(),
+            JobSpec::Task { task, .. } => task.clone(),
+            JobSpec::Figure { .. } => "figure".into(),
+        },
+        estimate_s: job.cost_s,
+        measured_s: measured.map(|m| m.cpu_seconds.unwrap_or(m.seconds * m.threads as f64)),
+        done,
+    }
+}
+
+/// The seconds `plan`'s jobs not done still need, re-estimated from its done jobs' markers in the cache.
+pub fn remaining_of(plan: &Plan) -> Remaining {
+    let times: Vec<JobTime> =
+        plan.jobs.iter().map(|j| job_time(j, state(plan, j) == JobState::Done, measured(plan, &j.id))).collect();
+    remaining(&times)
 }
 
 /// The median of a non-empty list (the mean of the middle two for an even count).

@@ -73,6 +73,26 @@ pub fn run_local(plan_path: &Path, opts: &LocalOptions) -> Result<LocalSummary> 
     Ok(summary)
 }
 
+/// `~8.7 h of one thread left (about 4.4 h on 2 workers)`: the jobs of `plan` not done, re-estimated from the done
+/// ones ([`super::calibrate`]); about, because it assumes every worker stays busy.
+fn time_left(plan: &Plan, workers: usize) -> String {
+    let s = super::calibrate::remaining_of(plan).seconds;
+    let workers = workers.max(1);
+    let plural = if workers == 1 { "" } else { "s" };
+    format!("~{} of one thread left (about {} on {workers} worker{plural})", span(s), span(s / workers as f64))
+}
+
+/// `42 s`, `17 min`, `4.4 h`.
+fn span(seconds: f64) -> String {
+    if seconds < 90.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 5400.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else {
+        format!("{:.1} h", seconds / 3600.0)
+    }
+}
+
 /// The ids of the plan's figure jobs.
 fn figure_jobs(plan: &Plan) -> Vec<String> {
     plan.jobs.iter().filter(|j| matches!(j.spec, JobSpec::Figure { .. })).map(|j| j.id.clone()).collect()
@@ -102,6 +122,8 @@ fn run_jobs(plan: &Plan, plan_path: &Path, ids: &[String], slots: usize, opts: &
     let bar =
         opts.progress.then(|| crate::progress::bar(waiting.len() as u64, "grid [{bar:30}] {pos}/{len} jobs  {msg}"));
     let mut ran = Vec::new();
+    // What the plan still needs, re-estimated from the done jobs when one finishes (for the bar).
+    let mut left: Option<String> = None;
     let free_gpu = |running: &[(Child, String, Option<usize>)]| {
         opts.gpus.iter().copied().find(|g| !running.iter().any(|(_, _, used)| *used == Some(*g)))
     };
@@ -134,7 +156,11 @@ fn run_jobs(plan: &Plan, plan_path: &Path, ids: &[String], slots: usize, opts: &
             waiting.remove(i);
         }
         if let Some(b) = &bar {
-            b.set_message(format!("running: {}", running.iter().map(|r| r.1.as_str()).collect::<Vec<_>>().join(", ")));
+            if left.is_none() {
+                left = Some(time_left(plan, slots));
+            }
+            let names = running.iter().map(|r| r.1.as_str()).collect::<Vec<_>>().join(", ");
+            b.set_message(format!("{}  running: {names}", left.as_deref().unwrap_or_default()));
         }
         if running.is_empty() {
             if waiting.is_empty() {
@@ -156,6 +182,7 @@ fn run_jobs(plan: &Plan, plan_path: &Path, ids: &[String], slots: usize, opts: &
                     let (_, id, _) = running.remove(k);
                     if let Some(b) = &bar {
                         b.inc(1);
+                        left = None;
                     }
                     if st.success() {
                         finished.insert(id.clone());
@@ -181,4 +208,14 @@ fn run_jobs(plan: &Plan, plan_path: &Path, ids: &[String], slots: usize, opts: &
         )));
     }
     Ok(ran)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::span;
+
+    #[test]
+    fn spans_read_in_the_unit_that_fits() {
+        assert_eq!([span(42.0), span(1020.0), span(15840.0)], ["42 s", "17 min", "4.4 h"]);
+    }
 }

@@ -9,9 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::calibrate::JobTime;
+use super::calibrate::job_time;
 use super::job::{state, JobState};
-use super::plan::{levels, Job, JobSpec, Plan};
+use super::plan::{levels, Job, Plan};
 use crate::error::{Error, Result};
 
 /// Resources and placement of the arrays.
@@ -147,16 +147,7 @@ pub fn status_report(plan: &Plan) -> String {
         let st = state(plan, job);
         let estimate = format!("~{:>7.0} s", job.cost_s);
         let measured = super::job::measured(plan, &job.id);
-        times.push(JobTime {
-            kind: match &job.spec {
-                JobSpec::Pretrain { .. } => "pre-training".into(),
-                JobSpec::Task { task, .. } => task.clone(),
-                JobSpec::Figure { .. } => "figure".into(),
-            },
-            estimate_s: job.cost_s,
-            measured_s: measured.map(|m| m.cpu_seconds.unwrap_or(m.seconds * m.threads as f64)),
-            done: st == JobState::Done,
-        });
+        times.push(job_time(job, st == JobState::Done, measured));
         let time = match (st, measured) {
             (JobState::Done, Some(m)) => {
                 measured_s += m.seconds;
@@ -313,5 +304,6 @@ mod tests {
             report.contains("~1.50 h for the jobs not done at the median measured / estimated ratio of each kind's done jobs (figure 5400.00 over 1;"),
             "{report}"
         );
+        assert_eq!(crate::grid::calibrate::remaining_of(&plan).seconds, 5400.0);
     }
 }
