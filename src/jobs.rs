@@ -19,7 +19,7 @@ use crate::train::run::RunConfig;
 /// 1,500 steps of 2,048 tokens) the model gives 310 s; the thirteen such pre-trainings of 2026-11-27's table1-synthetic
 /// and table1 grids that ran from their first step took 285–346 CPU seconds each, corpus and tokenizer included
 /// (README, *Figures*). Before 2026-11-27 the model charged `6 · (layers · 12 · hidden² + embeddings) · tokens`, the
-/// embedding tables and the output softmax at every position, and gave 555–871 s for the same runs.
+/// embedding tables and the output softmax at every position, and gave 556–871 s for the same runs.
 pub const CPU_THREAD_FLOPS: f64 = 6.0e10;
 
 /// What a job does.
@@ -154,7 +154,8 @@ pub fn encoder_weights(cfg: &RunConfig) -> f64 {
 /// ```
 ///
 /// the encoder, the attention scores and weighted sums, and the MLM transform and output softmax at the masked
-/// share `p` of the positions only (where crossling computes them, `src/model/`; `crate::train::bench` counts the
+/// share `p` of the positions only (where crossling's step computes them, `crate::train::step`'s masked-LM loss;
+/// `crate::train::bench` counts the
 /// head at every position, as Hugging Face computes it). One softmax of `V` rows per token whatever the sharing:
 /// separate embeddings add tables, not work per token.
 pub fn pretrain_flops_per_token(cfg: &RunConfig) -> f64 {
@@ -172,7 +173,8 @@ pub fn pretrain_cost(cfg: &RunConfig) -> f64 {
 
 /// Estimated one-thread seconds of a fine-tuning of `task` on a model with `weights` encoder weights
 /// ([`encoder_weights`]): the medians of the `cpu` preset's measured CPU times on 4 × 128 models (2026-11-27,
-/// table1-synthetic's and table1's grids: NLI 415–538 s, parsing 194–245 s, NER 69–87 s, en–zh's NER 172 s), scaled
+/// table1-synthetic's and table1's grids: NLI 415–538 s, parsing 194–245 s, NER 69–87 s; en–zh's NER took 172 s,
+/// which this underestimates), scaled
 /// by the encoder's weights (smoke: a few seconds).
 pub fn task_cost(task: &str, scale: Scale, weights: f64) -> f64 {
     let at_cpu = match task {
@@ -205,6 +207,10 @@ mod tests {
         longer.train.steps *= 2;
         assert!((pretrain_cost(&longer) / cpu - 2.0).abs() < 1e-9);
         let w = encoder_weights(&cfg);
+        // The feed-forward width is the model's own (4 × hidden unless set).
+        let mut narrow = cfg.clone();
+        narrow.train.model.ffn = Some(300);
+        assert_eq!(encoder_weights(&narrow), 4.0 * (4.0 * 128.0 * 128.0 + 2.0 * 128.0 * 300.0));
         assert_eq!(task_cost("nli", Scale::Cpu, w), 460.0);
         assert!(task_cost("nli", Scale::Cpu, w) > task_cost("ner", Scale::Cpu, w));
         let paper = crate::train::presets::preset("default", "en-fr", Scale::Paper).unwrap();

@@ -1,18 +1,21 @@
-//! The time a grid still needs, re-estimated from the jobs it has done (shown by `crossling grid status`).
+//! The time a grid still needs, re-estimated from the jobs it has done (shown by `crossling grid status` and by
+//! `grid run`'s progress bar).
 //!
 //! A plan's costs are one-thread CPU seconds of a cost model calibrated on this project's 2-core machine
-//! ([`crate::jobs`]); a grid runs on other processors, under other loads, on GPUs. For each kind of job (a
-//! pre-training, each task, a figure) the **median over its done jobs of measured / estimated** seconds scales the
+//! ([`crate::jobs`]); a grid runs on other processors, under other loads, on GPUs. For each kind of job with an
+//! estimate (a pre-training, each task) the **median over its done jobs of measured / estimated** seconds scales the
 //! estimates of that kind's jobs not done:
 //!
 //! ```text
 //! remaining = Σ_kinds  r_kind · Σ_{pending jobs of the kind} estimate,   r_kind = median_{done, timed} measured / estimate
 //! ```
 //!
-//! A kind with no timed done job keeps the plan's estimate (`r = 1`). Measured seconds are the marker's CPU seconds
-//! where it has them, else wall seconds × threads. The median, not the ratio of sums, because a few markers
-//! under-report: a task answered from the cache takes a fraction of a second, and a pre-training resumed from a
-//! checkpoint records its last run only ([`super::job`]).
+//! A kind with no timed done job keeps the plan's estimate (`r = 1`). Figure jobs carry no estimate (`cost_s` 0: what
+//! a figure does after its jobs is not modelled) and count 0 here; callers say so. Measured seconds are, on the CPU,
+//! the marker's CPU seconds where it has them, else wall seconds × threads; for a GPU job its wall seconds (CPU time
+//! does not measure the device's). The median, not the ratio of sums, because a few markers under-report: a task
+//! answered from the cache takes a fraction of a second, and a pre-training resumed from a checkpoint records its
+//! last run only ([`super::job`]); when most of a kind's done jobs are such, the median under-reports too.
 
 use super::job::{measured, state, JobState, Measured};
 use super::plan::{Job, JobSpec, Plan};
@@ -57,8 +60,7 @@ pub fn remaining(jobs: &[JobTime]) -> Remaining {
     Remaining { seconds, ratios }
 }
 
-/// `job` as the re-estimate sees it, `done` or not, with its marker's time `measured` (CPU seconds where the marker
-/// has them, else wall seconds × threads).
+/// `job` as the re-estimate sees it, `done` or not, with its marker's time `measured` (see the module docs).
 pub fn job_time(job: &Job, done: bool, measured: Option<Measured>) -> JobTime {
     JobTime {
         kind: match &job.spec {
@@ -67,7 +69,11 @@ pub fn job_time(job: &Job, done: bool, measured: Option<Measured>) -> JobTime {
             JobSpec::Figure { .. } => "figure".into(),
         },
         estimate_s: job.cost_s,
-        measured_s: measured.map(|m| m.cpu_seconds.unwrap_or(m.seconds * m.threads as f64)),
+        measured_s: measured.map(|m| match (job.gpu, m.cpu_seconds) {
+            (true, _) => m.seconds,
+            (false, Some(cpu)) => cpu,
+            (false, None) => m.seconds * m.threads as f64,
+        }),
         done,
     }
 }
@@ -124,6 +130,34 @@ mod tests {
         assert_eq!(r.ratios, vec![("pre-training".to_string(), 0.5, 3), ("nli".to_string(), 2.0, 1)]);
         assert!((r.seconds - (1400.0 * 0.5 + 100.0 * 2.0 + 50.0)).abs() < 1e-9, "{}", r.seconds);
         assert_eq!(describe(&r), "pre-training 0.50 over 3, nli 2.00 over 1");
+    }
+
+    #[test]
+    fn gpu_jobs_count_wall_time_cpu_jobs_cpu_time_and_figures_nothing() {
+        let job = |gpu: bool, spec: JobSpec, cost_s: f64| Job {
+            id: "j".into(),
+            spec,
+            deps: vec![],
+            cost_s,
+            threads: 2,
+            gpu,
+            done: false,
+        };
+        let nli = || JobSpec::Task {
+            task: "nli".into(),
+            model: "m".into(),
+            options: serde_json::json!({}),
+            axes: None,
+            seed: 0,
+        };
+        let m = |cpu_seconds| Measured { seconds: 100.0, threads: 2, cpu_seconds };
+        assert_eq!(job_time(&job(true, nli(), 50.0), true, Some(m(Some(180.0)))).measured_s, Some(100.0));
+        assert_eq!(job_time(&job(false, nli(), 50.0), true, Some(m(Some(180.0)))).measured_s, Some(180.0));
+        assert_eq!(job_time(&job(false, nli(), 50.0), true, Some(m(None))).measured_s, Some(200.0));
+        let figure = job_time(&job(false, JobSpec::Figure { figure: "fig3".into() }, 0.0), true, Some(m(Some(9.0))));
+        assert_eq!(figure.kind, "figure");
+        let r = remaining(&[figure, job_time(&job(false, nli(), 50.0), false, None)]);
+        assert_eq!((r.seconds, r.ratios.len()), (50.0, 0), "a figure's zero estimate gives no ratio");
     }
 
     #[test]

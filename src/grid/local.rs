@@ -74,12 +74,20 @@ pub fn run_local(plan_path: &Path, opts: &LocalOptions) -> Result<LocalSummary> 
 }
 
 /// `~8.7 h of one thread left (about 4.4 h on 2 workers)`: the jobs of `plan` not done, re-estimated from the done
-/// ones ([`super::calibrate`]); about, because it assumes every worker stays busy.
-fn time_left(plan: &Plan, workers: usize) -> String {
+/// ones ([`super::calibrate`]) and divided by the threads of all workers (about: it assumes every thread stays busy);
+/// `figure jobs not estimated` when only figure jobs are left.
+fn time_left(plan: &Plan, workers: usize, threads_per_worker: usize) -> String {
     let s = super::calibrate::remaining_of(plan).seconds;
+    let pending_figures =
+        plan.jobs.iter().any(|j| matches!(j.spec, JobSpec::Figure { .. }) && state(plan, j) != JobState::Done);
+    if s == 0.0 && pending_figures {
+        return "figure jobs not estimated".into();
+    }
     let workers = workers.max(1);
     let plural = if workers == 1 { "" } else { "s" };
-    format!("~{} of one thread left (about {} on {workers} worker{plural})", span(s), span(s / workers as f64))
+    let wall = s / (workers * threads_per_worker.max(1)) as f64;
+    let figures = if pending_figures { ", figure jobs not counted" } else { "" };
+    format!("~{} of one thread left (about {} on {workers} worker{plural}{figures})", span(s), span(wall))
 }
 
 /// `42 s`, `17 min`, `4.4 h`.
@@ -157,7 +165,7 @@ fn run_jobs(plan: &Plan, plan_path: &Path, ids: &[String], slots: usize, opts: &
         }
         if let Some(b) = &bar {
             if left.is_none() {
-                left = Some(time_left(plan, slots));
+                left = Some(time_left(plan, slots, opts.threads_per_worker));
             }
             let names = running.iter().map(|r| r.1.as_str()).collect::<Vec<_>>().join(", ");
             b.set_message(format!("{}  running: {names}", left.as_deref().unwrap_or_default()));

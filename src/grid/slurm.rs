@@ -190,7 +190,7 @@ pub fn status_report(plan: &Plan) -> String {
     if !rest.ratios.is_empty() {
         lines.push(format!(
             "~{:.2} h for the jobs not done at the median measured / estimated ratio of each kind's done jobs ({}; \
-             other kinds at the estimate)",
+             other kinds at the estimate, figure jobs not estimated)",
             rest.seconds / 3600.0,
             super::calibrate::describe(&rest)
         ));
