@@ -142,7 +142,11 @@ pub fn task_job_id(task: &str, model_job: &str, spec: &serde_json::Value) -> Str
 /// pair; `d` the width, `f` the feed-forward width): what a fine-tuning's cost scales with (embedding lookups cost
 /// next to nothing and a task head is small).
 pub fn encoder_weights(cfg: &RunConfig) -> f64 {
-    let m = &cfg.train.model;
+    model_encoder_weights(&cfg.train.model)
+}
+
+/// [`encoder_weights`] of a model's architecture.
+fn model_encoder_weights(m: &crate::model::ModelConfig) -> f64 {
     let (d, f) = (m.hidden as f64, m.ffn_dim() as f64);
     m.layers as f64 * (4.0 * d * d + 2.0 * d * f)
 }
@@ -155,8 +159,7 @@ pub fn encoder_weights(cfg: &RunConfig) -> f64 {
 ///
 /// the encoder, the attention scores and weighted sums, and the MLM transform and output softmax at the masked
 /// share `p` of the positions only (where crossling's step computes them, `crate::train::step`'s masked-LM loss;
-/// `crate::train::bench` counts the
-/// head at every position, as Hugging Face computes it). One softmax of `V` rows per token whatever the sharing:
+/// `crate::train::bench` counts the head at every position, as Hugging Face computes it). One softmax of `V` rows per token whatever the sharing:
 /// separate embeddings add tables, not work per token.
 pub fn pretrain_flops_per_token(cfg: &RunConfig) -> f64 {
     let m = &cfg.train.model;
@@ -174,15 +177,15 @@ pub fn pretrain_cost(cfg: &RunConfig) -> f64 {
 /// Estimated one-thread seconds of a fine-tuning of `task` on a model with `weights` encoder weights
 /// ([`encoder_weights`]): the medians of the `cpu` preset's measured CPU times on 4 × 128 models (2026-11-27,
 /// table1-synthetic's and table1's grids: NLI 415–538 s, parsing 194–245 s, NER 69–87 s; en–zh's NER took 172 s,
-/// which this underestimates), scaled
-/// by the encoder's weights (smoke: a few seconds).
+/// which this underestimates), scaled by the encoder's weights against the `cpu` architecture's (smoke: a few
+/// seconds).
 pub fn task_cost(task: &str, scale: Scale, weights: f64) -> f64 {
     let at_cpu = match task {
         "nli" => 460.0,
         "parse" => 205.0,
         _ => 80.0,
     };
-    let cpu_weights = 4.0 * (4.0 * 128.0 * 128.0 + 2.0 * 128.0 * 512.0);
+    let cpu_weights = model_encoder_weights(&crate::model::ModelConfig::at(Scale::Cpu, 0, Vec::<String>::new()));
     match scale {
         Scale::Smoke => 5.0,
         _ => at_cpu * weights / cpu_weights,

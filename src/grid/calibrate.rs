@@ -39,6 +39,8 @@ pub struct Remaining {
     pub seconds: f64,
     /// `(kind, median ratio, timed done jobs)` for the kinds with at least one timed done job, in first-seen order.
     pub ratios: Vec<(String, f64, usize)>,
+    /// Jobs not done that carry no estimate (figure jobs), so `seconds` leaves them out.
+    pub unestimated: usize,
 }
 
 /// Re-estimate the jobs not done of `jobs` (see the module docs).
@@ -51,13 +53,20 @@ pub fn remaining(jobs: &[JobTime]) -> Remaining {
             None => kinds.push((job.kind.clone(), vec![m / job.estimate_s])),
         }
     }
-    let ratios: Vec<(String, f64, usize)> = kinds.into_iter().map(|(k, r)| (k, median(r.clone()), r.len())).collect();
+    let ratios: Vec<(String, f64, usize)> = kinds
+        .into_iter()
+        .map(|(k, r)| {
+            let n = r.len();
+            (k, median(r), n)
+        })
+        .collect();
     let seconds = jobs
         .iter()
         .filter(|j| !j.done)
         .map(|j| j.estimate_s * ratios.iter().find(|(k, _, _)| *k == j.kind).map_or(1.0, |r| r.1))
         .sum();
-    Remaining { seconds, ratios }
+    let unestimated = jobs.iter().filter(|j| !j.done && j.estimate_s <= 0.0).count();
+    Remaining { seconds, ratios, unestimated }
 }
 
 /// `job` as the re-estimate sees it, `done` or not, with its marker's time `measured` (see the module docs).
@@ -157,13 +166,17 @@ mod tests {
         let figure = job_time(&job(false, JobSpec::Figure { figure: "fig3".into() }, 0.0), true, Some(m(Some(9.0))));
         assert_eq!(figure.kind, "figure");
         let r = remaining(&[figure, job_time(&job(false, nli(), 50.0), false, None)]);
-        assert_eq!((r.seconds, r.ratios.len()), (50.0, 0), "a figure's zero estimate gives no ratio");
+        assert_eq!((r.seconds, r.ratios.len(), r.unestimated), (50.0, 0, 0), "a figure's zero estimate gives no ratio");
     }
 
     #[test]
     fn with_nothing_done_the_estimates_stand() {
-        let r = remaining(&[job("ner", 80.0, None, false), job("figure", 1.0, None, false)]);
-        assert_eq!((r.seconds, r.ratios.len()), (81.0, 0));
+        let r = remaining(&[
+            job("ner", 80.0, None, false),
+            job("figure", 1.0, None, false),
+            job("figure", 0.0, None, false),
+        ]);
+        assert_eq!((r.seconds, r.ratios.len(), r.unestimated), (81.0, 0, 1));
         assert_eq!(median(vec![3.0, 1.0, 2.0, 10.0]), 2.5);
     }
 }

@@ -77,9 +77,8 @@ pub fn run_local(plan_path: &Path, opts: &LocalOptions) -> Result<LocalSummary> 
 /// ones ([`super::calibrate`]) and divided by the threads of all workers (about: it assumes every thread stays busy);
 /// `figure jobs not estimated` when only figure jobs are left.
 fn time_left(plan: &Plan, workers: usize, threads_per_worker: usize) -> String {
-    let s = super::calibrate::remaining_of(plan).seconds;
-    let pending_figures =
-        plan.jobs.iter().any(|j| matches!(j.spec, JobSpec::Figure { .. }) && state(plan, j) != JobState::Done);
+    let rest = super::calibrate::remaining_of(plan);
+    let (s, pending_figures) = (rest.seconds, rest.unestimated > 0);
     if s == 0.0 && pending_figures {
         return "figure jobs not estimated".into();
     }
