@@ -9,6 +9,7 @@
 //! Pieces rather than the whole sentence, because the papers' text is broken mid-sentence by figure captions and
 //! page furniture. This catches a changed, added or reordered word; it cannot catch a quote cut short, which is
 //! still the paper's wording. Claims citing other sources (the small-model literature, `K et al. …`) are skipped.
+use crossling::script::record::FigureRecord;
 use std::path::{Path, PathBuf};
 
 mod common;
@@ -133,23 +134,17 @@ fn every_claim_quotes_its_paper() {
     files.sort();
     let (mut checked, mut problems) = (0, Vec::new());
     for file in &files {
-        let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap())
-            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        for claim in record["claims"].as_array().into_iter().flatten() {
-            let source = claim["source"].as_str().unwrap_or_default();
-            let paper = match source.split_whitespace().next() {
+        let record = FigureRecord::load(file).unwrap_or_else(|e| panic!("{e}"));
+        for claim in &record.claims {
+            let paper = match claim.source.split_whitespace().next() {
                 Some("Emerging") => &emerging,
                 Some("Liu") => &liu,
                 _ => continue,
             };
             checked += 1;
-            let quote = claim["quote"].as_str().unwrap_or_default();
-            if let Some(piece) = first_missing(quote, paper) {
-                problems.push(format!(
-                    "{} {}: \"{piece}\" is not in the paper ({source})",
-                    file.display(),
-                    claim["id"]
-                ));
+            if let Some(piece) = first_missing(&claim.quote, paper) {
+                let (file, id, source) = (file.display(), &claim.id, &claim.source);
+                problems.push(format!("{file} {id}: \"{piece}\" is not in the paper ({source})"));
             }
         }
     }
