@@ -2,7 +2,13 @@
 use std::path::Path;
 use std::process::Command;
 
-/// `git rev-parse HEAD` in `dir`, with `-dirty` when tracked files changed; `unknown` outside a git checkout.
+/// Tracked paths whose changes do not make a revision dirty: what `crossling` itself writes (records, images,
+/// `REPRODUCTION.md`). A grid's figure jobs run one after another in one checkout, so without this every figure after
+/// the first would be marked dirty by the records of the figures before it.
+const OUTPUT_PATHSPECS: [&str; 2] = [":(exclude)figures", ":(exclude)REPRODUCTION.md"];
+
+/// `git rev-parse HEAD` in `dir`, with `-dirty` when tracked files other than the outputs ([`OUTPUT_PATHSPECS`])
+/// changed; `unknown` outside a git checkout.
 pub fn git_revision(dir: &Path) -> String {
     let run = |args: &[&str]| {
         Command::new("git")
@@ -15,7 +21,9 @@ pub fn git_revision(dir: &Path) -> String {
     };
     match run(&["rev-parse", "HEAD"]) {
         Some(rev) if !rev.is_empty() => {
-            let dirty = run(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+            let mut status = vec!["status", "--porcelain", "--untracked-files=no", "--", "."];
+            status.extend(OUTPUT_PATHSPECS);
+            let dirty = run(&status).is_some_and(|s| !s.is_empty());
             if dirty {
                 format!("{rev}-dirty")
             } else {
@@ -65,5 +73,34 @@ mod tests {
         let rev = git_revision(Path::new(env!("CARGO_MANIFEST_DIR")));
         assert!(rev == "unknown" || rev.len() >= 40, "{rev}");
         assert_eq!(git_revision(Path::new("/")), "unknown");
+    }
+
+    #[test]
+    fn outputs_do_not_make_the_revision_dirty() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let ok = Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .map(|o| o.status.success());
+            assert!(matches!(ok, Ok(true)), "git {args:?}");
+        };
+        std::fs::create_dir_all(dir.path().join("figures")).unwrap();
+        std::fs::create_dir_all(dir.path().join("scripts")).unwrap();
+        for f in ["figures/fig7.json", "REPRODUCTION.md", "scripts/fig7.rhai"] {
+            std::fs::write(dir.path().join(f), "a").unwrap();
+        }
+        git(&["init", "-q"]);
+        git(&["add", "."]);
+        git(&["commit", "-q", "-m", "x"]);
+        let clean = git_revision(dir.path());
+        assert_eq!(clean.len(), 40, "{clean}");
+        std::fs::write(dir.path().join("figures/fig7.json"), "b").unwrap();
+        std::fs::write(dir.path().join("REPRODUCTION.md"), "b").unwrap();
+        assert_eq!(git_revision(dir.path()), clean, "changed outputs only");
+        std::fs::write(dir.path().join("scripts/fig7.rhai"), "b").unwrap();
+        assert_eq!(git_revision(dir.path()), format!("{clean}-dirty"), "a changed script");
     }
 }
