@@ -218,11 +218,11 @@ impl CrossTokenizer {
                         *all.entry(w.clone()).or_default() += n;
                     }
                 }
-                models.push(learn_bpe(&all, per_lang, spec.min_frequency, alphabet_limits(spec)));
+                models.push(learn_bpe(&all, per_lang, spec));
             }
             _ => {
                 for c in &counts {
-                    models.push(learn_bpe(c, per_lang, spec.min_frequency, alphabet_limits(spec)));
+                    models.push(learn_bpe(c, per_lang, spec));
                 }
             }
         }
@@ -482,22 +482,39 @@ fn count_words(path: &Path, norm: &NormalizerWrapper, pre: &BertPreTokenizer) ->
     Ok(counts.into_iter().collect())
 }
 
-/// The characters of `counts` that the alphabet keeps: all of them without `coverage`, else the most frequent (ties
-/// to the smaller character) until their occurrences reach `coverage` of all character occurrences.
-fn covered_characters(counts: &BTreeMap<String, u64>, coverage: Option<f64>) -> BTreeSet<char> {
-    let mut freq: BTreeMap<char, u64> = BTreeMap::new();
+/// The characters of `counts` that the alphabet keeps, most frequent first (ties to the smaller character): while
+/// their occurrences have not reached `coverage` of all character occurrences (every character without it), and
+/// while the alphabet's symbols number at most `max_symbols` (no bound without it). A character gives one symbol for
+/// its word-internal form and one for its end-of-word form, each where it occurs in `counts`.
+fn kept_characters(
+    counts: &BTreeMap<String, u64>,
+    coverage: Option<f64>,
+    max_symbols: Option<usize>,
+) -> BTreeSet<char> {
+    // Per character: occurrences, whether it occurs inside a word, whether it ends one.
+    let mut stats: BTreeMap<char, (u64, bool, bool)> = BTreeMap::new();
     for (w, &n) in counts {
-        for c in w.chars() {
-            *freq.entry(c).or_default() += n;
+        let last = w.chars().count().saturating_sub(1);
+        for (i, c) in w.chars().enumerate() {
+            let s = stats.entry(c).or_default();
+            s.0 += n;
+            if i == last {
+                s.2 = true;
+            } else {
+                s.1 = true;
+            }
         }
     }
-    let Some(coverage) = coverage else { return freq.into_keys().collect() };
-    let total: u64 = freq.values().sum();
-    let mut by_count: Vec<(char, u64)> = freq.into_iter().collect();
-    by_count.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let (mut kept, mut covered) = (BTreeSet::new(), 0u64);
-    for (c, n) in by_count {
-        if covered as f64 >= coverage * total as f64 {
+    let total: u64 = stats.values().map(|s| s.0).sum();
+    let mut by_count: Vec<(char, (u64, bool, bool))> = stats.into_iter().collect();
+    by_count.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
+    let (mut kept, mut covered, mut symbols) = (BTreeSet::new(), 0u64, 0usize);
+    for (c, (n, inner, end)) in by_count {
+        if coverage.is_some_and(|cov| covered as f64 >= cov * total as f64) {
+            break;
+        }
+        symbols += usize::from(inner) + usize::from(end);
+        if max_symbols.is_some_and(|max| symbols > max) {
             break;
         }
         kept.insert(c);
@@ -506,57 +523,16 @@ fn covered_characters(counts: &BTreeMap<String, u64>, coverage: Option<f64>) -> 
     kept
 }
 
-/// What limits the alphabet of one BPE learnt: [`TokenizerSpec::character_coverage`] and
-/// [`TokenizerSpec::max_alphabet_share`].
-#[derive(Debug, Clone, Copy, Default)]
-struct AlphabetLimits {
-    coverage: Option<f64>,
-    max_share: Option<f64>,
-}
-
-fn alphabet_limits(spec: &TokenizerSpec) -> AlphabetLimits {
-    AlphabetLimits { coverage: spec.character_coverage, max_share: spec.max_alphabet_share }
-}
-
-/// `kept` without its least frequent characters (ties: the larger character goes first) until the alphabet's
-/// symbols number at most `max_symbols`: a character gives one symbol for its word-internal form and one for its
-/// end-of-word form, each where it occurs in `counts`.
-fn capped_characters(counts: &BTreeMap<String, u64>, kept: BTreeSet<char>, max_symbols: usize) -> BTreeSet<char> {
-    let mut freq: BTreeMap<char, (u64, bool, bool)> = BTreeMap::new();
-    for (w, &n) in counts {
-        let last = w.chars().count().saturating_sub(1);
-        for (i, c) in w.chars().enumerate() {
-            let e = freq.entry(c).or_default();
-            e.0 += n;
-            if i == last {
-                e.2 = true;
-            } else {
-                e.1 = true;
-            }
-        }
-    }
-    let mut by_count: Vec<(char, (u64, bool, bool))> = freq.into_iter().filter(|(c, _)| kept.contains(c)).collect();
-    by_count.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
-    let (mut capped, mut symbols) = (BTreeSet::new(), 0usize);
-    for (c, (_, inner, end)) in by_count {
-        symbols += usize::from(inner) + usize::from(end);
-        if symbols > max_symbols {
-            break;
-        }
-        capped.insert(c);
-    }
-    capped
-}
-
 /// Sennrich et al. (2016) BPE learning with end-of-word marker. Returns the vocabulary (specials first, then the
-/// sorted alphabet, then merge results in merge order) and the ranked merges. Characters outside `limits`
-/// ([`covered_characters`], [`capped_characters`]) stay out of the alphabet and split the words that contain them.
+/// sorted alphabet, then merge results in merge order) and the ranked merges, with `spec`'s `min_frequency`.
+/// Characters outside `spec`'s `character_coverage` and `max_alphabet_share` of `vocab_size` ([`kept_characters`])
+/// stay out of the alphabet and split the words that contain them.
 fn learn_bpe(
     counts: &BTreeMap<String, u64>,
     vocab_size: usize,
-    min_frequency: u64,
-    limits: AlphabetLimits,
+    spec: &TokenizerSpec,
 ) -> (Vec<String>, Vec<(String, String)>) {
+    let min_frequency = spec.min_frequency;
     let mut vocab: Vec<String> = SPECIAL_TOKENS.iter().map(|s| s.to_string()).collect();
     let mut index: HashMap<String, u32> = vocab.iter().enumerate().map(|(i, s)| (s.clone(), i as u32)).collect();
     let symbols_of = |w: &str| -> Vec<String> {
@@ -567,10 +543,8 @@ fn learn_bpe(
             .map(|(i, c)| if i + 1 == chars.len() { format!("{c}{EOW}") } else { c.to_string() })
             .collect()
     };
-    let mut kept = covered_characters(counts, limits.coverage);
-    if let Some(share) = limits.max_share {
-        kept = capped_characters(counts, kept, (share * vocab_size as f64).floor() as usize);
-    }
+    let max_symbols = spec.max_alphabet_share.map(|share| (share * vocab_size as f64).floor() as usize);
+    let kept = kept_characters(counts, spec.character_coverage, max_symbols);
     let is_kept = |s: &str| s.chars().next().is_some_and(|c| kept.contains(&c));
     let symbols: Vec<(Vec<String>, i64)> = counts.iter().map(|(w, &n)| (symbols_of(w), n as i64)).collect();
     let alphabet: BTreeSet<&String> = symbols.iter().flat_map(|(syms, _)| syms).filter(|s| is_kept(s)).collect();
@@ -815,7 +789,7 @@ pub(crate) mod tests {
     fn covered_characters_take_the_most_frequent_first() {
         let counts: BTreeMap<String, u64> = [("aab".to_string(), 10), ("c".to_string(), 1)].into_iter().collect();
         // a 20, b 10, c 1 of 31.
-        let set = |c: Option<f64>| covered_characters(&counts, c).into_iter().collect::<String>();
+        let set = |c: Option<f64>| kept_characters(&counts, c, None).into_iter().collect::<String>();
         assert_eq!(set(None), "abc");
         assert_eq!(set(Some(0.5)), "a");
         assert_eq!(set(Some(0.9)), "ab");
@@ -824,20 +798,20 @@ pub(crate) mod tests {
 
     #[test]
     fn alphabet_cap_drops_the_least_frequent_characters_and_counts_end_of_word_forms() {
-        // a: 30 word-internal + 10 final (2 symbols); b: 10 final (1); c: 1 internal, 1 final (2).
+        // a: 20 word-internal + 10 final (2 symbols); b: 10 final (1); c: 1 internal, 1 final (2); 42 in all.
         let counts: BTreeMap<String, u64> =
             [("aab".to_string(), 10), ("a".to_string(), 10), ("cc".to_string(), 1)].into_iter().collect();
-        let all = covered_characters(&counts, None);
-        let set = |max: usize| capped_characters(&counts, all.clone(), max).into_iter().collect::<String>();
+        let set = |max: usize| kept_characters(&counts, None, Some(max)).into_iter().collect::<String>();
         assert_eq!(set(10), "abc");
         assert_eq!(set(5), "abc");
         assert_eq!(set(4), "ab");
         assert_eq!(set(3), "ab");
         assert_eq!(set(2), "a");
         assert_eq!(set(1), "");
-        // The cap never adds what coverage dropped.
-        let some: BTreeSet<char> = ['b', 'c'].into_iter().collect();
-        assert_eq!(capped_characters(&counts, some, 10).into_iter().collect::<String>(), "bc");
+        // The cap never adds what coverage dropped (0.9 of the 42 occurrences: a and b), and both bind together.
+        let both = |max: usize| kept_characters(&counts, Some(0.9), Some(max)).into_iter().collect::<String>();
+        assert_eq!(both(10), "ab");
+        assert_eq!(both(2), "a");
     }
 
     #[test]
@@ -936,7 +910,7 @@ pub(crate) mod tests {
     fn learner_merges_most_frequent_pair_first() {
         let counts: BTreeMap<String, u64> =
             [("low".to_string(), 5), ("lower".to_string(), 2), ("newest".to_string(), 6)].into_iter().collect();
-        let (vocab, merges) = learn_bpe(&counts, 100, 2, AlphabetLimits::default());
+        let (vocab, merges) = learn_bpe(&counts, 100, &TokenizerSpec::new(AnchorScheme::Joint, 100));
         // "w e" occurs 6 (newest) + 2 (lower) = 8 times, more than "l o" (7) and "e s" (6).
         assert_eq!(merges[0], ("w".to_string(), "e".to_string()));
         assert_eq!(merges[1], ("l".to_string(), "o".to_string()));
