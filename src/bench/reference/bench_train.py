@@ -58,7 +58,15 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--bf16", action="store_true", help="bf16 autocast for the forward pass (CUDA only)")
+    ap.add_argument(
+        "--foreach",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="multi-tensor (foreach) kernels in Adam and clipping: PyTorch's default (auto: on for CUDA), or forced; "
+        "off issues kernels parameter by parameter, as crossling does",
+    )
     a = ap.parse_args()
+    foreach = {"auto": None, "on": True, "off": False}[a.foreach]
 
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -80,7 +88,7 @@ def main():
     )
     cfg._attn_implementation = "sdpa"
     model = BertForMaskedLM(cfg).to(device).train()
-    opt = torch.optim.Adam(model.parameters(), lr=a.lr, betas=(0.9, 0.999), eps=1e-8)
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr, betas=(0.9, 0.999), eps=1e-8, foreach=foreach)
     gen = torch.Generator().manual_seed(a.seed)
     n_special, mask_id = 5, 4
     batches = [
@@ -100,7 +108,7 @@ def main():
             loss = model(input_ids=x, labels=y).loss
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip, foreach=foreach)
         opt.step()
         losses.append(loss.item())
         sync()
@@ -116,6 +124,7 @@ def main():
                 "parameters": sum(p.numel() for p in model.parameters()),
                 "attn_implementation": model.config._attn_implementation,
                 "threads": torch.get_num_threads(),
+                "foreach": a.foreach,
                 "torch": torch.__version__,
                 "transformers": transformers.__version__,
                 "device": str(device),
