@@ -114,11 +114,28 @@ pub(super) fn python(c: &Common) -> PathBuf {
 }
 
 pub(super) fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/reference").join(name)
+    reference_dir(std::env::var_os(REFERENCE_ENV)).join(name)
+}
+
+/// Names the folder of the PyTorch reference scripts, for a binary run away from its build folder (a GPU node).
+const REFERENCE_ENV: &str = "CROSSLING_BENCH_REFERENCE";
+
+/// `$CROSSLING_BENCH_REFERENCE` when set and not empty, else `src/bench/reference` beside the crate.
+fn reference_dir(var: Option<std::ffi::OsString>) -> PathBuf {
+    var.filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/reference"))
 }
 
 /// Run a reference script; its last stdout line is a JSON object.
 pub(super) fn run_reference(py: &Path, script: &Path, args: &[String]) -> Result<serde_json::Value> {
+    if !script.is_file() {
+        bail!(
+            "PyTorch reference script {} not found (a binary run away from its build folder): set \
+             {REFERENCE_ENV} to a checkout's src/bench/reference, or pass --no-reference",
+            script.display()
+        );
+    }
     let out = Command::new(py)
         .arg(script)
         .args(args)
@@ -341,4 +358,26 @@ fn bench_csls(a: BenchCslsArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_folder_from_the_variable_or_beside_the_crate() {
+        let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/reference");
+        assert_eq!(reference_dir(None), beside);
+        assert_eq!(reference_dir(Some("".into())), beside);
+        assert_eq!(reference_dir(Some("/opt/ref".into())), PathBuf::from("/opt/ref"));
+        assert!(beside.join("bench_train.py").is_file());
+    }
+
+    #[test]
+    fn a_missing_reference_script_names_the_variable_before_running_python() {
+        let e = run_reference(Path::new("/nonexistent/python"), Path::new("/nonexistent/bench_train.py"), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/nonexistent/bench_train.py") && e.contains(REFERENCE_ENV), "{e}");
+    }
 }
