@@ -56,10 +56,7 @@ pub fn info(id: &str) -> Result<&'static FigureInfo> {
 
 /// The project's `scripts/` folder: `$CROSSLING_SCRIPTS`, else the one beside the crate.
 pub fn scripts_dir() -> PathBuf {
-    std::env::var_os("CROSSLING_SCRIPTS")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts"))
+    crate::paths::env_or_beside_crate("CROSSLING_SCRIPTS", "scripts")
 }
 
 /// The script of `id` in `scripts`, if it exists.

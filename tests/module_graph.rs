@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// The top-level modules in data-flow order, lowest first; one line per layer.
 const LAYERS: &[&[&str]] = &[
     &["error"],
-    &["atomic_file", "cpu_time", "progress", "scale", "arrays", "device"],
+    &["atomic_file", "cpu_time", "paths", "progress", "scale", "arrays", "device"],
     &["data"],
     &["text"],
     &["model"],

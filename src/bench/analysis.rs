@@ -107,10 +107,7 @@ pub(super) fn sync(d: Device) {
 }
 
 pub(super) fn python(c: &Common) -> PathBuf {
-    c.python
-        .clone()
-        .or_else(|| std::env::var_os("CROSSLING_PYTHON").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from(".venv/bin/python"))
+    crossling::paths::python(c.python.as_deref())
 }
 
 pub(super) fn script(name: &str) -> PathBuf {
@@ -119,16 +116,16 @@ pub(super) fn script(name: &str) -> PathBuf {
 
 /// Names the folder of the PyTorch reference scripts, for a binary run away from its build folder (a GPU node).
 const REFERENCE_ENV: &str = "CROSSLING_BENCH_REFERENCE";
+const REFERENCE_BESIDE_CRATE: &str = "src/bench/reference";
 
 /// `$CROSSLING_BENCH_REFERENCE` when set and not empty, else `src/bench/reference` beside the crate.
 fn reference_dir(var: Option<std::ffi::OsString>) -> PathBuf {
-    var.filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/reference"))
+    crossling::paths::non_empty(var).unwrap_or_else(|| crossling::paths::beside_crate(REFERENCE_BESIDE_CRATE))
 }
 
-/// Run a reference script; its last stdout line is a JSON object.
-pub(super) fn run_reference(py: &Path, script: &Path, args: &[String]) -> Result<serde_json::Value> {
+/// An error naming [`REFERENCE_ENV`] unless the reference script `script` exists (checked before a benchmark's
+/// own runs, so a binary away from its build folder stops at once).
+pub(super) fn require_reference(script: &Path) -> Result<()> {
     if !script.is_file() {
         bail!(
             "PyTorch reference script {} not found (a binary run away from its build folder): set \
@@ -136,16 +133,22 @@ pub(super) fn run_reference(py: &Path, script: &Path, args: &[String]) -> Result
             script.display()
         );
     }
+    Ok(())
+}
+
+/// Run a reference script; its last stdout line that opens with `{` is a JSON object (its result).
+pub(super) fn run_reference(py: &Path, script: &Path, args: &[String]) -> Result<serde_json::Value> {
+    require_reference(script)?;
     let out = Command::new(py)
         .arg(script)
         .args(args)
         .output()
         .with_context(|| format!("running {} {}", py.display(), script.display()))?;
     if !out.status.success() {
-        bail!("{} failed: {}", script.display(), String::from_utf8_lossy(&out.stderr));
+        bail!("{} failed ({}):\n{}", script.display(), out.status, String::from_utf8_lossy(&out.stderr));
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let last = stdout.lines().last().unwrap_or_default();
+    let last = stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or_default();
     serde_json::from_str(last).with_context(|| format!("{} printed no JSON: {stdout}", script.display()))
 }
 
@@ -366,7 +369,7 @@ mod tests {
 
     #[test]
     fn reference_folder_from_the_variable_or_beside_the_crate() {
-        let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bench/reference");
+        let beside = crossling::paths::beside_crate(REFERENCE_BESIDE_CRATE);
         assert_eq!(reference_dir(None), beside);
         assert_eq!(reference_dir(Some("".into())), beside);
         assert_eq!(reference_dir(Some("/opt/ref".into())), PathBuf::from("/opt/ref"));

@@ -13,8 +13,8 @@
 //! ([`crossling::train::gemm_share`]; crossling's MLM head at the masked positions, Hugging Face's at every one)
 //! and reports the share of the step spent outside them.
 use std::path::PathBuf;
-use std::process::Command;
 
+use super::analysis::{require_reference, run_reference, script};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use crossling::device::{Compute, Precision};
@@ -75,7 +75,7 @@ pub struct TrainBenchArgs {
     /// auto, cpu, cuda or cuda:N.
     #[arg(long, default_value = "auto")]
     device: String,
-    /// Python with torch and transformers (default: the project's .venv/bin/python).
+    /// Python with torch and transformers (default: $CROSSLING_PYTHON, else the project's .venv/bin/python).
     #[arg(long)]
     python: Option<PathBuf>,
     /// Skip the PyTorch reference.
@@ -152,14 +152,10 @@ fn device_arg(d: Device) -> String {
     }
 }
 
-/// Runs `src/bench/reference/bench_train.py` and parses its JSON line.
+/// Runs `bench_train.py` of the reference folder ([`script`]) and parses its JSON line.
 fn pytorch(a: &TrainBenchArgs, s: &Shape, threads: usize, device: Device, bf16: bool) -> Result<Value> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let python = a.python.clone().unwrap_or_else(|| root.join(".venv/bin/python"));
-    let script = root.join("src/bench/reference/bench_train.py");
     let m = &s.model;
-    let mut cmd = Command::new(&python);
-    cmd.arg(&script);
+    let mut args: Vec<String> = Vec::new();
     for (flag, v) in [
         ("--layers", m.layers),
         ("--hidden", m.hidden),
@@ -173,20 +169,14 @@ fn pytorch(a: &TrainBenchArgs, s: &Shape, threads: usize, device: Device, bf16: 
         ("--warmup", s.warmup),
         ("--threads", threads),
     ] {
-        cmd.arg(flag).arg(v.to_string());
+        args.extend([flag.to_string(), v.to_string()]);
     }
-    cmd.args(["--seed", &a.seed.to_string(), "--device", &device_arg(device)]);
-    cmd.args(["--dropout", &m.dropout.to_string(), "--mask-prob", "0.15"]);
+    args.extend(["--seed".into(), a.seed.to_string(), "--device".into(), device_arg(device)]);
+    args.extend(["--dropout".into(), m.dropout.to_string(), "--mask-prob".into(), "0.15".into()]);
     if bf16 {
-        cmd.arg("--bf16");
+        args.push("--bf16".into());
     }
-    let out = cmd.output().with_context(|| format!("running {} {}", python.display(), script.display()))?;
-    if !out.status.success() {
-        bail!("{} failed ({}):\n{}", script.display(), out.status, String::from_utf8_lossy(&out.stderr));
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or("");
-    serde_json::from_str(line).with_context(|| format!("{} printed no JSON: {stdout}", script.display()))
+    run_reference(&crossling::paths::python(a.python.as_deref()), &script("bench_train.py"), &args)
 }
 
 /// The smallest entry (the least disturbed step on a shared machine); +∞ when empty.
@@ -198,6 +188,9 @@ fn train(a: TrainBenchArgs) -> Result<()> {
     let shapes = shapes(&a)?;
     let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     tch::set_num_threads(threads as i32);
+    if !a.no_reference {
+        require_reference(&script("bench_train.py"))?;
+    }
     let device = crossling::device::resolve_device(&a.device)?;
     let cuda = device.is_cuda();
     let (n, reps) = if cuda { (8192, 10) } else { (2048, 3) };

@@ -385,11 +385,7 @@ fn run_gensim(
     threads: usize,
     our_seconds: f64,
 ) -> Result<(Model, Value)> {
-    let python = a
-        .python
-        .clone()
-        .or_else(|| std::env::var_os("CROSSLING_PYTHON").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
+    let python = crossling::paths::python(a.python.as_deref());
     let prefix = dir.join(format!("gensim-{mode}"));
     let mut args: Vec<String> = vec![corpus_path.display().to_string(), prefix.display().to_string()];
     for (flag, v) in [

@@ -1,6 +1,6 @@
 //! `crossling claims`: every claim of both papers with the paper's numbers, ours with their 95 % intervals, the
 //! seeds and the verdict, from the records in `figures/` (or `--dir`); `--write` regenerates `REPRODUCTION.md`.
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args;
@@ -21,7 +21,7 @@ pub struct ClaimsArgs {
 
 /// `crossling claims …`.
 pub fn run(a: ClaimsArgs) -> Result<()> {
-    let project = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let project = crossling::paths::crate_dir();
     let dir = a.dir.unwrap_or_else(|| project.join("figures"));
     let entries = report::load(&dir)?;
     if let Some(scale) = &a.scale {

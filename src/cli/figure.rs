@@ -114,7 +114,7 @@ pub struct PlotArgs {
 }
 
 fn figures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("figures")
+    crossling::paths::beside_crate("figures")
 }
 
 /// Where `figure` writes at `scale` unless `--out` says otherwise: the reference runs live in `figures/` (`cpu`)
@@ -123,7 +123,7 @@ pub(super) fn default_figure_dir(scale: Scale) -> PathBuf {
     match scale {
         Scale::Cpu => figures_dir(),
         Scale::Paper => figures_dir().join("paper"),
-        other => Path::new(env!("CARGO_MANIFEST_DIR")).join("out").join(other.name()),
+        other => crossling::paths::beside_crate("out").join(other.name()),
     }
 }
 

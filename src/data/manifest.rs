@@ -288,10 +288,7 @@ impl Catalog {
 
     /// `$CROSSLING_MANIFESTS` if set, else the crate's `data-manifests/` folder.
     pub fn default_dir() -> PathBuf {
-        match std::env::var_os("CROSSLING_MANIFESTS").filter(|v| !v.is_empty()) {
-            Some(d) => PathBuf::from(d),
-            None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/data-manifests")),
-        }
+        crate::paths::env_or_beside_crate("CROSSLING_MANIFESTS", "data-manifests")
     }
 
     /// [`Catalog::load`] on [`Catalog::default_dir`].

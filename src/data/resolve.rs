@@ -11,6 +11,7 @@
 use crate::data::manifest::FileEntry;
 use crate::data::text_file::open_maybe_gz;
 use crate::error::{Error, Result};
+use crate::paths;
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{Read, Write};
@@ -55,19 +56,17 @@ impl Found {
     }
 }
 
+/// The workspace's data mirror relative to the crate (`shared/` beside the project checkout).
+pub const WORKSPACE_MIRROR: &str = "../shared/data";
+
 impl DataRoots {
     /// Roots from the environment: `CROSSLING_DATA` (else the workspace mirror `../shared/data` beside the project,
     /// when it exists), `CROSSLING_CACHE`, `CROSSLING_OFFLINE`.
     pub fn from_env() -> Self {
-        let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
-        let mirror = std::env::var_os("CROSSLING_DATA")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| beside.join("SOURCES.tsv").is_file().then_some(beside));
-        let cache = std::env::var_os("CROSSLING_CACHE")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| dirs::cache_dir().unwrap_or_else(std::env::temp_dir).join("crossling").join("data"));
+        let beside = paths::beside_crate(WORKSPACE_MIRROR);
+        let mirror =
+            paths::env_path("CROSSLING_DATA").or_else(|| beside.join("SOURCES.tsv").is_file().then_some(beside));
+        let cache = paths::env_or_user_cache("CROSSLING_CACHE", "data");
         let offline = std::env::var("CROSSLING_OFFLINE").map(|v| !v.is_empty() && v != "0").unwrap_or(false);
         DataRoots { mirror, cache, allow_download: !offline, progress: true }
     }

@@ -70,7 +70,7 @@ mod tests {
 
     #[test]
     fn revision_of_this_checkout() {
-        let rev = git_revision(Path::new(env!("CARGO_MANIFEST_DIR")));
+        let rev = git_revision(crate::paths::crate_dir());
         assert!(rev == "unknown" || rev.len() >= 40, "{rev}");
         assert_eq!(git_revision(Path::new("/")), "unknown");
     }

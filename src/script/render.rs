@@ -400,7 +400,7 @@ mod tests {
     fn every_figure_notebook_shows_its_claims_with_these_helpers() {
         // The notebooks cannot run here (Jupyter + evcxr); this ties their claims cell to the helpers above, whose
         // names and signatures the tests check. notebooks/build.py writes the cells.
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("notebooks");
+        let dir = crate::paths::beside_crate("notebooks");
         let mut seen = 0;
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();

@@ -79,7 +79,7 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     }
     refuse_other_scale(&opts.out_dir.join(format!("{id}.json")), opts.scale, opts.force)?;
     std::fs::create_dir_all(&opts.out_dir).map_err(|e| Error::io(&opts.out_dir, e))?;
-    let project = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let project = crate::paths::crate_dir();
     // The revision of the code as the run starts (edits made while it runs do not describe it).
     let revision = git_revision(project);
     let started_at = now_utc();

@@ -51,10 +51,7 @@ fn format_markers(cfg: &RunConfig) -> Vec<&'static str> {
 
 /// The cache root: `$CROSSLING_MODELS`, else `<user cache>/crossling/models`.
 pub fn models_root() -> PathBuf {
-    std::env::var_os("CROSSLING_MODELS")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| dirs::cache_dir().unwrap_or_else(std::env::temp_dir).join("crossling").join("models"))
+    crate::paths::env_or_user_cache("CROSSLING_MODELS", "models")
 }
 
 /// A trained model in the cache.

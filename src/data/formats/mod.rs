@@ -103,10 +103,7 @@ pub(crate) fn read_token_lines(
 /// (the real-data tests are then ignored, with the reason: `no_data_mirror` in build.rs).
 #[cfg(test)]
 pub(crate) fn test_mirror() -> Option<std::path::PathBuf> {
-    let d = std::env::var_os("CROSSLING_DATA")
-        .filter(|v| !v.is_empty())
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data")));
+    let d = crate::paths::env_or_beside_crate("CROSSLING_DATA", crate::data::resolve::WORKSPACE_MIRROR);
     d.join("SOURCES.tsv").is_file().then_some(d)
 }
 
