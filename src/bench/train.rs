@@ -19,9 +19,10 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use crossling::device::{Compute, Precision};
 use crossling::model::ModelConfig;
-use crossling::train::bench::{matmul_peak, time_train_steps, train_flops_per_step};
+use crossling::train::bench::{matmul_peak, time_train_steps, train_flops_per_step, TimingRun};
 use crossling::train::gemm_share::{outside_share, step_gemms, time_gemms, total_seconds};
 use crossling::train::presets::Pretraining;
+use crossling::train::AdamLayout;
 use crossling::Scale;
 use serde_json::{json, Value};
 use tch::{Device, Kind};
@@ -81,6 +82,10 @@ pub struct TrainBenchArgs {
     /// Skip the PyTorch reference.
     #[arg(long)]
     no_reference: bool,
+    /// Also time crossling with Adam and clipping parameter by parameter, and print flat / per-parameter (crossling's
+    /// Adam keeps parameters, gradients and moments in flat buffers: `crossling::train::flat`).
+    #[arg(long)]
+    compare_adam: bool,
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Print one JSON object instead of text.
@@ -212,7 +217,8 @@ fn train(a: TrainBenchArgs) -> Result<()> {
             if !a.json {
                 eprintln!("{}: crossling {} …", s.name, compute.describe());
             }
-            let ours = time_train_steps(&s.model, s.batch, s.seq, s.warmup, s.steps, compute, a.seed)?;
+            let timing = |adam| TimingRun { warmup: s.warmup, steps: s.steps, compute, adam, seed: a.seed };
+            let ours = time_train_steps(&s.model, s.batch, s.seq, timing(AdamLayout::Flat))?;
             let ours_fps = ours.tokens_per_s / tokens_per_step * flops;
             let ours_best = tokens_per_step / min(&ours.step_seconds);
             // The step's products timed alone: crossling's head at the masked positions, Hugging Face's at all.
@@ -246,6 +252,21 @@ fn train(a: TrainBenchArgs) -> Result<()> {
                     "gemms": gemms(ours.head_positions, &ours.step_seconds),
                 },
             });
+            if a.compare_adam {
+                if !a.json {
+                    eprintln!("{}: crossling {}, Adam per parameter …", s.name, compute.describe());
+                }
+                let per = time_train_steps(&s.model, s.batch, s.seq, timing(AdamLayout::PerParameter))?;
+                let per_best = tokens_per_step / min(&per.step_seconds);
+                run["crossling_adam_per_parameter"] = json!({
+                    "tokens_per_s": per.tokens_per_s,
+                    "best_step_tokens_per_s": per_best,
+                    "step_seconds": per.step_seconds,
+                    "losses": per.losses,
+                });
+                run["adam_flat_over_per_parameter"] = json!(ours.tokens_per_s / per.tokens_per_s);
+                run["adam_flat_over_per_parameter_best_step"] = json!(ours_best / per_best);
+            }
             if !a.no_reference {
                 if !a.json {
                     eprintln!("{}: pytorch {} …", s.name, compute.describe());
@@ -339,6 +360,16 @@ fn print_text(r: &Value) {
             }
             if let (Some(ratio), Some(best)) = (run["ratio"].as_f64(), run["ratio_best_step"].as_f64()) {
                 println!("  ratio crossling / pytorch ({p}): {ratio:.3} (best steps: {best:.3})");
+            }
+            let per = &run["crossling_adam_per_parameter"];
+            if let (Some(tps), Some(ratio), Some(best)) = (
+                per["tokens_per_s"].as_f64(),
+                run["adam_flat_over_per_parameter"].as_f64(),
+                run["adam_flat_over_per_parameter_best_step"].as_f64(),
+            ) {
+                println!(
+                    "  crossling {p} with Adam per parameter: {tps:>9.0} tokens/s; flat / per parameter {ratio:.3} (best steps: {best:.3})"
+                );
             }
         }
     }

@@ -27,7 +27,7 @@ use crate::model::{MlmModel, ModelConfig};
 use crate::text::codeswitch::SplitMix64;
 use crate::text::masking::{mask_batch, MaskedBatch, MaskingConfig};
 use crate::text::stream::Batch;
-use crate::train::schedule::Adam;
+use crate::train::schedule::{Adam, AdamLayout};
 use crate::train::step::TrainStep;
 
 /// Training FLOPs of one step (see the module docs).
@@ -79,18 +79,23 @@ pub struct StepTimings {
     pub head_positions: usize,
 }
 
-/// Builds `model` (seeded with `seed`) on `compute.device` and times `steps` [`TrainStep`]s after `warmup`
-/// untimed ones, on random batches drawn before the clock starts (learning rate 1e-4, clipping at 1.0). The loss
-/// read-back in each step synchronises the device, so step times include all queued work.
-pub fn time_train_steps(
-    model_cfg: &ModelConfig,
-    batch: usize,
-    seq: usize,
-    warmup: usize,
-    steps: usize,
-    compute: Compute,
-    seed: u64,
-) -> Result<StepTimings> {
+/// How [`time_train_steps`] runs: the steps, their device and precision, Adam's layout, the seed.
+#[derive(Debug, Clone, Copy)]
+pub struct TimingRun {
+    /// Untimed steps first.
+    pub warmup: usize,
+    /// Timed steps.
+    pub steps: usize,
+    pub compute: Compute,
+    pub adam: AdamLayout,
+    pub seed: u64,
+}
+
+/// Builds `model` (seeded with `run.seed`) on `run.compute`'s device and times `run.steps` [`TrainStep`]s after
+/// `run.warmup` untimed ones, on random batches drawn before the clock starts (learning rate 1e-4, clipping at 1.0).
+/// The loss read-back in each step synchronises the device, so step times include all queued work.
+pub fn time_train_steps(model_cfg: &ModelConfig, batch: usize, seq: usize, run: TimingRun) -> Result<StepTimings> {
+    let TimingRun { warmup, steps, compute, adam: layout, seed } = run;
     if steps == 0 {
         return Err(Error::Invalid("bench: at least one timed step is needed".into()));
     }
@@ -100,7 +105,7 @@ pub fn time_train_steps(
     let vs = VarStore::new(compute.device);
     let lang = model_cfg.languages.first().cloned().unwrap_or_else(|| "xx".into());
     let model = MlmModel::new(&vs.root(), model_cfg)?;
-    let mut adam = Adam::new(&vs);
+    let mut adam = Adam::with_layout(&vs, layout);
     let parameters = vs.trainable_variables().iter().map(|t| t.numel() as i64).sum();
     let step = TrainStep { compute, clip_norm: 1.0 };
     let (mut losses, mut step_seconds) = (Vec::new(), Vec::new());
@@ -172,7 +177,8 @@ mod tests {
     #[test]
     fn timing_runs_on_a_tiny_model() {
         let m = crate::train::trainer::tests::tiny_model(40);
-        let t = time_train_steps(&m, 2, 8, 1, 2, Compute::cpu(), 0).unwrap();
+        let run = TimingRun { warmup: 1, steps: 2, compute: Compute::cpu(), adam: AdamLayout::Flat, seed: 0 };
+        let t = time_train_steps(&m, 2, 8, run).unwrap();
         assert_eq!((t.step_seconds.len(), t.losses.len()), (2, 3));
         assert!(t.tokens_per_s > 0.0 && t.parameters > 0);
         assert_eq!(t.head_positions, 2); // round(0.15 · 16)

@@ -5,6 +5,7 @@
 //!
 //! - [`schedule`]: [`Schedule`] (warm-up + inverse square root) and [`Adam`], an Adam whose moments are
 //!   ordinary tensors, so a checkpoint can hold them and resume is exact.
+//! - [`flat`]: parameters and gradients moved into one buffer each, so Adam and clipping run as a few kernels.
 //! - [`checkpoint`]: the checkpoint directory (`model.safetensors`, `optimizer.safetensors`, `config.json`,
 //!   `trainer_state.json`), atomic writes and verified loads.
 //! - [`bench`](mod@bench): timed training steps on random batches, training FLOPs per step, a measured matmul peak.
@@ -19,6 +20,7 @@
 pub mod bench;
 pub mod checkpoint;
 pub mod extra_anchors;
+pub mod flat;
 pub mod gemm_share;
 pub mod presets;
 pub mod request;
@@ -29,6 +31,6 @@ pub mod trainer;
 pub mod zoo;
 
 pub use checkpoint::{TrainerState, FORMAT_VERSION};
-pub use schedule::{Adam, Schedule};
+pub use schedule::{Adam, AdamLayout, Schedule};
 pub use step::{StepOutput, TrainStep};
 pub use trainer::{torch_rng_lock, train, TokenInfo, TrainConfig, TrainSummary};

@@ -23,12 +23,21 @@
 //! them; this implementation exposes `m`, `v` and `t`, which [`crate::train::checkpoint`] saves, making resume
 //! exact. Gradient clipping by global norm follows `torch.nn.utils.clip_grad_norm_`:
 //! `g ← g · min(1, c / (‖g‖₂ + 1e-6))` with `‖g‖₂` the norm of all gradients concatenated.
+//!
+//! **Layout.** By default ([`AdamLayout::Flat`]) the parameters, their gradients and the two moments each live in one
+//! flat buffer ([`crate::train::flat`]), and the clipping and the update run as about ten kernels on the buffers,
+//! whatever the number of parameters; the update is elementwise the same arithmetic as parameter by parameter. The
+//! norm is then one f32 reduction over all gradients, where the per-parameter layout reduces each gradient in f32 and
+//! combines the norms in f64 (the two agree to f32 rounding). Until every parameter has a gradient (a language's own
+//! layers before its first batch), and for parameters that cannot share a buffer, the step runs parameter by
+//! parameter ([`AdamLayout::PerParameter`]), skipping parameters without a gradient as PyTorch does.
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use tch::{nn::VarStore, Kind, Tensor};
 
 use crate::error::{Error, Result};
+use crate::train::flat::FlatParams;
 
 /// Warm-up + inverse square-root learning-rate schedule (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -53,6 +62,15 @@ impl Schedule {
     }
 }
 
+/// How [`Adam`] holds its parameters, gradients and moments (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdamLayout {
+    /// One buffer each for parameters, gradients and moments; about ten kernels a step.
+    Flat,
+    /// A tensor per parameter; about ten kernels a step per parameter.
+    PerParameter,
+}
+
 /// Adam with inspectable, savable state (see the module docs).
 #[derive(Debug)]
 pub struct Adam {
@@ -63,18 +81,64 @@ pub struct Adam {
     pub step: u64,
     /// Trainable variables, sorted by name.
     params: Vec<(String, Tensor)>,
+    /// Per parameter (views of `flat`'s moment buffers when flat).
     exp_avg: Vec<Tensor>,
     exp_avg_sq: Vec<Tensor>,
+    flat: Option<FlatAdam>,
+}
+
+/// The flat layout's buffers: parameters and gradients, and the two moments, `[n]` each.
+#[derive(Debug)]
+struct FlatAdam {
+    buffers: FlatParams,
+    exp_avg: Tensor,
+    exp_avg_sq: Tensor,
 }
 
 impl Adam {
-    /// Adam over the trainable variables of `vs`, with PyTorch's defaults and zero moments.
+    /// Adam over the trainable variables of `vs`, with PyTorch's defaults and zero moments, in the flat layout
+    /// when the variables allow it (moving them into one buffer: see [`crate::train::flat`]).
     pub fn new(vs: &VarStore) -> Self {
+        Adam::with_layout(vs, AdamLayout::Flat)
+    }
+
+    /// [`Adam::new`] in the given layout (`Flat` falls back to `PerParameter` for variables that cannot share a
+    /// buffer; [`Adam::layout`] says which it got).
+    pub fn with_layout(vs: &VarStore, layout: AdamLayout) -> Self {
         let mut params: Vec<(String, Tensor)> = vs.variables().into_iter().filter(|(_, t)| t.requires_grad()).collect();
         params.sort_by(|a, b| a.0.cmp(&b.0));
-        let exp_avg = params.iter().map(|(_, p)| p.zeros_like()).collect();
-        let exp_avg_sq = params.iter().map(|(_, p)| p.zeros_like()).collect();
-        Adam { beta1: 0.9, beta2: 0.999, eps: 1e-8, step: 0, params, exp_avg, exp_avg_sq }
+        let tensors: Vec<Tensor> = params.iter().map(|(_, p)| p.shallow_clone()).collect();
+        let buffers = match layout {
+            AdamLayout::Flat => FlatParams::new(&tensors),
+            AdamLayout::PerParameter => None,
+        };
+        let (exp_avg, exp_avg_sq, flat) = match buffers {
+            Some(buffers) => {
+                let (m, m_views) = buffers.zeros_like();
+                let (v, v_views) = buffers.zeros_like();
+                (m_views, v_views, Some(FlatAdam { buffers, exp_avg: m, exp_avg_sq: v }))
+            }
+            None => (
+                tensors.iter().map(Tensor::zeros_like).collect(),
+                tensors.iter().map(Tensor::zeros_like).collect(),
+                None,
+            ),
+        };
+        Adam { beta1: 0.9, beta2: 0.999, eps: 1e-8, step: 0, params, exp_avg, exp_avg_sq, flat }
+    }
+
+    /// The layout in use.
+    pub fn layout(&self) -> AdamLayout {
+        if self.flat.is_some() {
+            AdamLayout::Flat
+        } else {
+            AdamLayout::PerParameter
+        }
+    }
+
+    /// The flat gradient buffer, when the layout is flat and every parameter has a gradient.
+    fn flat_grads(&mut self) -> Option<Tensor> {
+        self.flat.as_mut().and_then(|f| f.buffers.grads())
     }
 
     /// Zero every parameter's gradient.
@@ -88,7 +152,17 @@ impl Adam {
     ///
     /// Each gradient's norm is a libtorch reduction in its own kind (f32), the global norm combines them in f64
     /// (as `torch.nn.utils.clip_grad_norm_` does, without copying gradients to f64); one device read-back.
-    pub fn clip_grad_norm(&self, max_norm: f64) -> f64 {
+    pub fn clip_grad_norm(&mut self, max_norm: f64) -> f64 {
+        if let Some(g) = self.flat_grads() {
+            return tch::no_grad(|| {
+                let total = g.norm().double_value(&[]);
+                let coef = max_norm / (total + 1e-6);
+                if coef < 1.0 {
+                    let _ = g.shallow_clone().g_mul_scalar_(coef);
+                }
+                total
+            });
+        }
         tch::no_grad(|| {
             let grads: Vec<Tensor> = self.params.iter().map(|(_, p)| p.grad()).filter(|g| g.defined()).collect();
             if grads.is_empty() {
@@ -118,6 +192,20 @@ impl Adam {
         let bc2_sqrt = (1.0 - self.beta2.powi(t)).sqrt();
         let (b1, b2, eps) = (self.beta1, self.beta2, self.eps);
         let step_size = lr / bc1;
+        if let Some(g) = self.flat_grads() {
+            let f = self.flat.as_ref().expect("flat gradients come from the flat layout");
+            tch::no_grad(|| {
+                let _ = f.exp_avg.shallow_clone().lerp_(&g, 1.0 - b1);
+                let _ = f.exp_avg_sq.shallow_clone().lerp_(&g.square(), 1.0 - b2);
+                if step_size != 0.0 {
+                    let mut denom = f.exp_avg_sq.sqrt();
+                    let _ = denom.g_mul_scalar_(-1.0 / (bc2_sqrt * step_size));
+                    let _ = denom.g_add_scalar_(-eps / step_size);
+                    let _ = f.buffers.params().shallow_clone().addcdiv_(&f.exp_avg, &denom);
+                }
+            });
+            return;
+        }
         tch::no_grad(|| {
             for (i, (_, p)) in self.params.iter().enumerate() {
                 let g = p.grad();
@@ -215,5 +303,83 @@ mod tests {
         // First Adam step moves each weight by ≈ lr · sign(g).
         assert!((w.double_value(&[0]) - 0.9).abs() < 1e-6, "{}", w.double_value(&[0]));
         assert_eq!(adam.step, 1);
+    }
+
+    /// Two stores with the same values: `w` `[3, 4]`, `b` `[4]`, and `u` `[2]` which the loss uses from step
+    /// `use_u_from` on (a language's own layer before its first batch).
+    fn twin(layout: AdamLayout) -> (VarStore, Adam) {
+        let vs = VarStore::new(tch::Device::Cpu);
+        let w = vs.root().var("w", &[3, 4], tch::nn::Init::Const(0.0));
+        let _ = vs.root().var("b", &[4], tch::nn::Init::Const(0.5));
+        let _ = vs.root().var("u", &[2], tch::nn::Init::Const(-1.0));
+        tch::no_grad(|| {
+            let values = Tensor::arange(12, (Kind::Float, tch::Device::Cpu)).sin().view([3, 4]);
+            w.shallow_clone().copy_(&values);
+        });
+        let adam = Adam::with_layout(&vs, layout);
+        assert_eq!(adam.layout(), layout);
+        (vs, adam)
+    }
+
+    fn train(layout: AdamLayout, steps: i64, max_norm: f64, use_u_from: i64) -> (Vec<f64>, Vec<Vec<f32>>) {
+        let (vs, mut adam) = twin(layout);
+        let v = vs.variables();
+        let mut norms = Vec::new();
+        for t in 0..steps {
+            adam.zero_grad();
+            let x = Tensor::arange(3, (Kind::Float, tch::Device::Cpu)).view([1, 3]) * (t as f64 + 1.0);
+            let mut loss = (x.matmul(&v["w"]) + &v["b"]).square().sum(Kind::Float);
+            if t >= use_u_from {
+                loss += (&v["u"] * 2.0).square().sum(Kind::Float);
+            }
+            loss.backward();
+            norms.push(adam.clip_grad_norm(max_norm));
+            adam.step(0.05);
+        }
+        let values = ["b", "u", "w"].iter().map(|n| Vec::<f32>::try_from(&v[*n].flatten(0, -1)).unwrap()).collect();
+        (norms, values)
+    }
+
+    #[test]
+    fn flat_layout_takes_the_same_steps_as_per_parameter() {
+        // Without clipping the update is the same arithmetic element by element: equal to the bit.
+        let (_, flat) = train(AdamLayout::Flat, 6, 1e9, 0);
+        let (_, per) = train(AdamLayout::PerParameter, 6, 1e9, 0);
+        assert_eq!(flat, per);
+        // `u` without a gradient for two steps: skipped (per parameter) until it has one, then flat.
+        let (_, flat) = train(AdamLayout::Flat, 6, 1e9, 2);
+        let (_, per) = train(AdamLayout::PerParameter, 6, 1e9, 2);
+        assert_eq!(flat, per);
+        assert_eq!(flat[1], per[1]);
+        // With clipping active the norms differ by f32 rounding (one reduction against per-parameter ones).
+        let (norms_flat, flat) = train(AdamLayout::Flat, 6, 1.0, 1);
+        let (norms_per, per) = train(AdamLayout::PerParameter, 6, 1.0, 1);
+        assert!(norms_flat.iter().all(|&n| n > 1.0), "clipping active: {norms_flat:?}");
+        for (a, b) in norms_flat.iter().zip(&norms_per) {
+            assert!((a - b).abs() <= 1e-6 * b, "{a} vs {b}");
+        }
+        for (a, b) in flat.iter().flatten().zip(per.iter().flatten()) {
+            assert!((a - b).abs() <= 1e-5, "{a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn flat_layout_saves_and_loads_the_same_moments() {
+        let dir = tempfile::tempdir().unwrap();
+        let (vs, mut adam) = twin(AdamLayout::Flat);
+        adam.zero_grad();
+        vs.variables()["w"].square().sum(Kind::Float).backward();
+        adam.step(0.1);
+        adam.save(&dir.path().join("opt.safetensors")).unwrap();
+        let (_vs2, mut per) = twin(AdamLayout::PerParameter);
+        per.load(&dir.path().join("opt.safetensors"), adam.step).unwrap();
+        let (_vs3, mut flat) = twin(AdamLayout::Flat);
+        flat.load(&dir.path().join("opt.safetensors"), adam.step).unwrap();
+        for i in 0..3 {
+            assert!(per.exp_avg[i].equal(&adam.exp_avg[i]) && flat.exp_avg_sq[i].equal(&adam.exp_avg_sq[i]));
+        }
+        // Loaded into the flat layout's views, so the flat update sees them.
+        let m = &flat.flat.as_ref().unwrap().exp_avg;
+        assert!(m.abs().sum(Kind::Float).double_value(&[]) > 0.0);
     }
 }

@@ -1,0 +1,171 @@
+//! One flat buffer for a set of parameters and one for their gradients, so that an optimiser updates all of them
+//! with a handful of kernels instead of a handful per parameter. On a GPU a narrow model's step is bound by kernel
+//! launches, and Adam plus clipping parameter by parameter launch about ten kernels per parameter; PyTorch's
+//! multi-tensor (`foreach`) optimisers avoid that, but `tch` exposes no `foreach` ops. Flat buffers are the older
+//! route to the same end (NVIDIA Apex's and DeepSpeed's flattened parameters).
+//!
+//! - **Parameters.** Concatenated into one tensor; each parameter's data is then replaced (`set_data`, PyTorch's
+//!   `param.data = …`) by its view of the buffer, so the model, the `VarStore`, checkpoints and the optimiser all
+//!   read and write the same memory.
+//! - **Gradients.** Autograd allocates them at the first backward. Once every parameter has one, they are copied
+//!   into a second buffer and each gradient's data is replaced by its view; from then on backward accumulates into
+//!   the views in place (autograd's `AccumulateGrad` adds into a defined gradient when grad mode is off, as it is
+//!   during `backward`), and `zero_grad` zeroes them in place. Every use checks, by data pointer, that each gradient
+//!   still lives in the buffer, and adopts them again when one does not.
+//!
+//! Eligible: at least one parameter, all of one kind and device, each contiguous, no two sharing memory (tied
+//! weights are one variable). Otherwise [`FlatParams::new`] returns `None` and the optimiser works per parameter.
+use tch::Tensor;
+
+/// Parameters (and, once adopted, their gradients) living in one flat buffer each (see the module docs).
+#[derive(Debug)]
+pub struct FlatParams {
+    /// The parameters, as given (shallow clones: each is also a view of `params`).
+    members: Vec<Tensor>,
+    /// Each member's offset (in elements) into the buffers and its shape.
+    spans: Vec<(i64, Vec<i64>)>,
+    /// `[n]`: every parameter's values.
+    params: Tensor,
+    /// `[n]`: every parameter's gradient, once adopted.
+    grads: Option<Tensor>,
+}
+
+impl FlatParams {
+    /// Moves `params` into one buffer (see the module docs); `None` when they are not eligible.
+    pub fn new(params: &[Tensor]) -> Option<Self> {
+        let first = params.first()?;
+        let (kind, device) = (first.kind(), first.device());
+        let mut pointers = Vec::with_capacity(params.len());
+        for p in params {
+            if p.kind() != kind || p.device() != device || !p.is_contiguous() || p.numel() == 0 {
+                return None;
+            }
+            pointers.push(p.data_ptr() as usize);
+        }
+        pointers.sort_unstable();
+        if pointers.windows(2).any(|w| w[0] == w[1]) {
+            return None;
+        }
+        let mut spans = Vec::with_capacity(params.len());
+        let mut offset = 0i64;
+        for p in params {
+            spans.push((offset, p.size()));
+            offset += p.numel() as i64;
+        }
+        let buffer =
+            tch::no_grad(|| Tensor::cat(&params.iter().map(|p| p.detach().reshape([-1])).collect::<Vec<_>>(), 0));
+        let members: Vec<Tensor> = params.iter().map(Tensor::shallow_clone).collect();
+        for (i, p) in members.iter().enumerate() {
+            let mut p = p.shallow_clone();
+            p.set_data(&view_of(&buffer, &spans[i]));
+        }
+        Some(FlatParams { members, spans, params: buffer, grads: None })
+    }
+
+    /// The parameter buffer, `[n]`.
+    pub fn params(&self) -> &Tensor {
+        &self.params
+    }
+
+    /// A zero buffer shaped like the parameters, `[n]`, and each parameter's view of it (optimiser state).
+    pub fn zeros_like(&self) -> (Tensor, Vec<Tensor>) {
+        let buffer = self.params.zeros_like();
+        let views = self.spans.iter().map(|s| view_of(&buffer, s)).collect();
+        (buffer, views)
+    }
+
+    /// The gradient buffer, `[n]`, when every parameter has a gradient: the gradients are adopted into it the first
+    /// time (and again if autograd has replaced one since); `None` while some parameter has none.
+    pub fn grads(&mut self) -> Option<Tensor> {
+        let grads: Vec<Tensor> = self.members.iter().map(Tensor::grad).collect();
+        if grads.iter().any(|g| !g.defined()) {
+            return None;
+        }
+        if let Some(buffer) = &self.grads {
+            if self.all_in(buffer, &grads) {
+                return Some(buffer.shallow_clone());
+            }
+        }
+        let buffer = tch::no_grad(|| Tensor::cat(&grads.iter().map(|g| g.reshape([-1])).collect::<Vec<_>>(), 0));
+        for (i, g) in grads.iter().enumerate() {
+            let mut g = g.shallow_clone();
+            g.set_data(&view_of(&buffer, &self.spans[i]));
+        }
+        self.grads = Some(buffer.shallow_clone());
+        Some(buffer)
+    }
+
+    /// Whether every gradient is still its view of `buffer` (same first element, same shape).
+    fn all_in(&self, buffer: &Tensor, grads: &[Tensor]) -> bool {
+        let base = buffer.data_ptr() as usize;
+        let element = buffer.kind().elt_size_in_bytes();
+        grads.iter().zip(&self.spans).all(|(g, (offset, shape))| {
+            g.data_ptr() as usize == base + *offset as usize * element && g.size() == *shape && g.is_contiguous()
+        })
+    }
+}
+
+/// The view of `buffer` that holds the member at `span` (offset, shape).
+fn view_of(buffer: &Tensor, span: &(i64, Vec<i64>)) -> Tensor {
+    let numel: i64 = span.1.iter().product();
+    buffer.narrow(0, span.0, numel).view(span.1.as_slice())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tch::{nn, Device, Kind};
+
+    fn store() -> (nn::VarStore, Vec<Tensor>) {
+        let vs = nn::VarStore::new(Device::Cpu);
+        let a = vs.root().var("a", &[2, 3], nn::Init::Const(1.0));
+        let b = vs.root().var("b", &[4], nn::Init::Const(2.0));
+        (vs, vec![a, b])
+    }
+
+    #[test]
+    fn parameters_become_views_of_one_buffer_and_keep_their_values() {
+        let (vs, params) = store();
+        let flat = FlatParams::new(&params).unwrap();
+        assert_eq!(flat.params().size(), [10]);
+        assert_eq!(Vec::<f32>::try_from(flat.params()).unwrap(), [1., 1., 1., 1., 1., 1., 2., 2., 2., 2.]);
+        // A write through the buffer is seen by the parameters, the VarStore's handles included.
+        let _ = tch::no_grad(|| flat.params().shallow_clone().fill_(5.0));
+        assert_eq!(params[0].double_value(&[1, 2]), 5.0);
+        assert_eq!(vs.variables()["b"].double_value(&[3]), 5.0);
+        assert!(params[0].requires_grad() && params[0].size() == [2, 3]);
+    }
+
+    #[test]
+    fn gradients_are_adopted_once_and_backward_accumulates_into_the_buffer() {
+        let (_vs, params) = store();
+        let mut flat = FlatParams::new(&params).unwrap();
+        assert!(flat.grads().is_none(), "no gradient before the first backward");
+        let loss = |k: f64| (&params[0] * k).sum(Kind::Float) + (&params[1] * (2.0 * k)).sum(Kind::Float);
+        loss(1.0).backward();
+        let g = flat.grads().unwrap();
+        assert_eq!(Vec::<f32>::try_from(&g).unwrap(), [1., 1., 1., 1., 1., 1., 2., 2., 2., 2.]);
+        // zero_grad and the next backward write into the same buffer: no copy is needed any more.
+        for p in &params {
+            p.shallow_clone().zero_grad();
+        }
+        loss(3.0).backward();
+        assert_eq!(Vec::<f32>::try_from(&g).unwrap(), [3., 3., 3., 3., 3., 3., 6., 6., 6., 6.]);
+        let again = flat.grads().unwrap();
+        assert_eq!(again.data_ptr(), g.data_ptr(), "still adopted");
+        // Scaling the buffer scales each parameter's gradient (clipping).
+        let _ = tch::no_grad(|| again.shallow_clone().g_mul_scalar_(0.5));
+        assert_eq!(params[1].grad().double_value(&[0]), 3.0);
+    }
+
+    #[test]
+    fn ineligible_sets_are_refused() {
+        let (_vs, params) = store();
+        assert!(FlatParams::new(&[]).is_none());
+        assert!(FlatParams::new(&[params[0].shallow_clone(), params[0].shallow_clone()]).is_none(), "shared memory");
+        let other_kind = Tensor::zeros([3], (Kind::Double, Device::Cpu)).set_requires_grad(true);
+        assert!(FlatParams::new(&[params[1].shallow_clone(), other_kind]).is_none());
+        let strided = Tensor::zeros([4, 4], (Kind::Float, Device::Cpu)).tr().set_requires_grad(true);
+        assert!(FlatParams::new(&[strided]).is_none(), "not contiguous");
+    }
+}
