@@ -1,16 +1,16 @@
 //! The local executor (`crossling grid run PLAN --workers N`): ready jobs of a plan run as `crossling job run`
 //! processes, at most N at a time, each with T libtorch threads (`OMP_NUM_THREADS`) or, with `--gpus`, one worker
 //! per GPU (`CUDA_VISIBLE_DEVICES`); a job starts when its dependencies are done, and the dependants of a failed
-//! job are not started. When no work is left the figures are planned again (a script whose later requests depend
-//! on earlier results reveals them now) and the new work runs; then the figure jobs run, one at a time with every
-//! worker's threads. Each job logs to `LOGS/ID.log`.
+//! job are not started. When no work is left the figures with a job finished since are planned again
+//! ([`super::plan::replan`]: a script whose later requests depend on earlier results reveals them now) and the new
+//! work runs; then the figure jobs run, one at a time with every worker's threads. Each job logs to `LOGS/ID.log`.
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use super::job::{state, JobState};
-use super::plan::{make_plan, JobSpec, Plan};
+use super::plan::{replan, JobSpec, Plan};
 use crate::error::{Error, Result};
 
 /// How to run a plan locally.
@@ -62,7 +62,7 @@ pub fn run_local(plan_path: &Path, opts: &LocalOptions) -> Result<LocalSummary> 
                 return Err(Error::Invalid(format!("{e}\n{}", waiting.join("\n"))));
             }
         }
-        plan = make_plan(&plan.request)?;
+        plan = replan(&plan)?;
         plan.save(plan_path)?;
     }
     let mut all_threads = opts.clone();

@@ -165,6 +165,55 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
     Ok(Plan { format: PLAN_FORMAT, request: req.clone(), planning: figures, jobs })
 }
 
+/// Plans `previous.request` again after work has run, re-running in planning mode only the figures that can plan
+/// differently now: those with a job that has finished since `previous` was made. Planning a figure is a function
+/// of the cache state of the jobs it asked for (a script sees the models and results of its earlier requests, and
+/// nothing else that the grid writes), so a figure none of whose jobs has finished would plan the same again, and
+/// planning a figure whose models are all trained runs its whole analysis: that is what this saves. The figures
+/// keep their request order; a kept figure keeps its jobs and its planning note.
+pub fn replan(previous: &Plan) -> Result<Plan> {
+    let finished_since = |figure: &str| -> Result<bool> {
+        let deps = &previous.job(&format!("figure-{figure}"))?.deps;
+        for d in deps {
+            let job = previous.job(d)?;
+            if !job.done && super::job::state(previous, job) == super::job::JobState::Done {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    };
+    let mut again = Vec::new();
+    for id in &previous.request.figures {
+        if finished_since(id)? {
+            again.push(id.clone());
+        }
+    }
+    let fresh = if again.is_empty() {
+        None
+    } else {
+        Some(make_plan(&PlanRequest { figures: again.clone(), ..previous.request.clone() })?)
+    };
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut planning = Vec::new();
+    for id in &previous.request.figures {
+        let source = match &fresh {
+            Some(p) if again.contains(id) => p,
+            _ => previous,
+        };
+        let figure_job = source.job(&format!("figure-{id}"))?;
+        for d in &figure_job.deps {
+            if !jobs.iter().any(|j| &j.id == d) {
+                jobs.push(source.job(d)?.clone());
+            }
+        }
+        jobs.push(figure_job.clone());
+        if let Some(f) = source.planning.iter().find(|f| &f.id == id) {
+            planning.push(f.clone());
+        }
+    }
+    Ok(Plan { format: PLAN_FORMAT, request: previous.request.clone(), planning, jobs })
+}
+
 /// The jobs of `plan` by dependency level: level 0 needs nothing pending, level k needs only jobs of levels < k.
 /// Done jobs are left out; an unknown dependency is an error.
 pub fn levels(plan: &Plan) -> Result<Vec<Vec<&Job>>> {
@@ -239,6 +288,44 @@ mod tests {
         assert_eq!(ids, vec![vec!["b", "c"], vec!["d"], vec!["f"]], "a done: c is ready at once");
         let bad = plan(vec![job("x", &["nope"], false)]);
         assert!(levels(&bad).unwrap_err().to_string().contains("unknown dependency nope"));
+    }
+
+    #[test]
+    fn replanning_runs_only_the_figures_with_a_job_finished_since() {
+        let models = tempfile::tempdir().unwrap();
+        let task = |id: &str| Job {
+            spec: JobSpec::Task {
+                task: "ner".into(),
+                model: "m".into(),
+                options: serde_json::json!({}),
+                axes: None,
+                seed: 0,
+            },
+            ..job(id, &[], false)
+        };
+        let mut p = plan(vec![
+            task("task-a"),
+            job("figure-fig7", &["task-a"], false),
+            task("task-b"),
+            job("figure-table1", &["task-a", "task-b"], false),
+        ]);
+        p.request.figures = vec!["fig7".into(), "table1".into()];
+        p.request.models_dir = models.path().to_path_buf();
+        p.planning = ["fig7", "table1"]
+            .iter()
+            .map(|id| FigurePlan { id: id.to_string(), complete: false, stopped: vec!["pending".into()] })
+            .collect();
+        // Nothing finished: the plan stays as it was, and no script runs (the scripts folder /s does not exist).
+        assert_eq!(replan(&p).unwrap(), p);
+        // task-b finished: table1 is planned again (here: the missing script), fig7 is not.
+        let jobs = models.path().join("jobs");
+        std::fs::create_dir_all(&jobs).unwrap();
+        std::fs::write(jobs.join("task-b.done"), "").unwrap();
+        let e = replan(&p).unwrap_err().to_string();
+        assert!(e.contains("figure table1 has no script") && !e.contains("fig7"), "{e}");
+        // A job marked done in the plan already is no news.
+        p.jobs[2].done = true;
+        assert_eq!(replan(&p).unwrap(), p);
     }
 
     #[test]
