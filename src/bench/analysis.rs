@@ -28,7 +28,7 @@ pub struct Common {
     /// Threads for libtorch here and for the reference (default: all cores).
     #[arg(long)]
     pub(super) threads: Option<usize>,
-    /// Python with numpy and torch (default: $CROSSLING_PYTHON, else .venv/bin/python).
+    /// Python with numpy and torch (default: $CROSSLING_PYTHON, else the project's .venv/bin/python).
     #[arg(long)]
     pub(super) python: Option<PathBuf>,
     /// Random seed of the synthetic data.

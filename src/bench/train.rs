@@ -249,6 +249,7 @@ fn train(a: TrainBenchArgs) -> Result<()> {
                     "step_seconds": ours.step_seconds,
                     "losses": ours.losses,
                     "parameters": ours.parameters,
+                    "adam_flat_steps": ours.adam_flat_steps,
                     "gemms": gemms(ours.head_positions, &ours.step_seconds),
                 },
             });
@@ -263,6 +264,7 @@ fn train(a: TrainBenchArgs) -> Result<()> {
                     "best_step_tokens_per_s": per_best,
                     "step_seconds": per.step_seconds,
                     "losses": per.losses,
+                    "adam_flat_steps": per.adam_flat_steps,
                 });
                 run["adam_flat_over_per_parameter"] = json!(ours.tokens_per_s / per.tokens_per_s);
                 run["adam_flat_over_per_parameter_best_step"] = json!(ours_best / per_best);

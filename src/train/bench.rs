@@ -77,6 +77,8 @@ pub struct StepTimings {
     pub parameters: i64,
     /// Masked positions per batch, where the MLM head runs.
     pub head_positions: usize,
+    /// Steps (warm-up included) whose Adam update ran on the flat buffers ([`Adam::flat_steps`]).
+    pub adam_flat_steps: u64,
 }
 
 /// How [`time_train_steps`] runs: the steps, their device and precision, Adam's layout, the seed.
@@ -125,6 +127,7 @@ pub fn time_train_steps(model_cfg: &ModelConfig, batch: usize, seq: usize, run: 
         losses,
         parameters,
         head_positions,
+        adam_flat_steps: adam.flat_steps(),
     })
 }
 
@@ -182,6 +185,7 @@ mod tests {
         assert_eq!((t.step_seconds.len(), t.losses.len()), (2, 3));
         assert!(t.tokens_per_s > 0.0 && t.parameters > 0);
         assert_eq!(t.head_positions, 2); // round(0.15 · 16)
+        assert_eq!(t.adam_flat_steps, 3, "every step on the flat buffers");
         assert!(matmul_peak(Device::Cpu, Kind::Float, 64, 2) > 0.0);
     }
 }

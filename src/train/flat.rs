@@ -12,9 +12,15 @@
 //!   the views in place (autograd's `AccumulateGrad` adds into a defined gradient when grad mode is off, as it is
 //!   during `backward`), and `zero_grad` zeroes them in place. Every use checks, by data pointer, that each gradient
 //!   still lives in the buffer, and adopts them again when one does not.
+//! - **Parameters moved out.** Every use also checks that each parameter still lives in the buffer. One that was
+//!   given other data since (a `set_data` elsewhere) of the same kind, device and shape is copied back into its place
+//!   and pointed at it again, so its new values are the ones trained; one of another kind, device or shape makes the
+//!   buffers useless, and they are given up for good ([`FlatParams::is_active`] turns false; the optimiser then works
+//!   per parameter).
 //!
-//! Eligible: at least one parameter, all of one kind and device, each contiguous, no two sharing memory (tied
-//! weights are one variable). Otherwise [`FlatParams::new`] returns `None` and the optimiser works per parameter.
+//! Eligible: at least one parameter, all of one kind and device, each contiguous, no two overlapping in memory
+//! (tied weights are one variable). Otherwise [`FlatParams::new`] returns `None` and the optimiser works per
+//! parameter.
 use tch::Tensor;
 
 /// Parameters (and, once adopted, their gradients) living in one flat buffer each (see the module docs).
@@ -28,6 +34,8 @@ pub struct FlatParams {
     params: Tensor,
     /// `[n]`: every parameter's gradient, once adopted.
     grads: Option<Tensor>,
+    /// Given up: a parameter changed kind, device or shape.
+    abandoned: bool,
 }
 
 impl FlatParams {
@@ -35,16 +43,17 @@ impl FlatParams {
     pub fn new(params: &[Tensor]) -> Option<Self> {
         let first = params.first()?;
         let (kind, device) = (first.kind(), first.device());
-        let mut pointers = Vec::with_capacity(params.len());
+        let mut extents = Vec::with_capacity(params.len());
         for p in params {
             if p.kind() != kind || p.device() != device || !p.is_contiguous() || p.numel() == 0 {
                 return None;
             }
-            pointers.push(p.data_ptr() as usize);
+            let start = p.data_ptr() as usize;
+            extents.push((start, start + p.numel() * kind.elt_size_in_bytes()));
         }
-        pointers.sort_unstable();
-        if pointers.windows(2).any(|w| w[0] == w[1]) {
-            return None;
+        extents.sort_unstable();
+        if extents.windows(2).any(|w| w[0].1 > w[1].0) {
+            return None; // two parameters overlap in memory: flattening would untie them
         }
         let mut spans = Vec::with_capacity(params.len());
         let mut offset = 0i64;
@@ -59,7 +68,12 @@ impl FlatParams {
             let mut p = p.shallow_clone();
             p.set_data(&view_of(&buffer, &spans[i]));
         }
-        Some(FlatParams { members, spans, params: buffer, grads: None })
+        Some(FlatParams { members, spans, params: buffer, grads: None, abandoned: false })
+    }
+
+    /// Whether the buffers are in use (false once given up: see the module docs).
+    pub fn is_active(&self) -> bool {
+        !self.abandoned
     }
 
     /// The parameter buffer, `[n]`.
@@ -77,6 +91,9 @@ impl FlatParams {
     /// The gradient buffer, `[n]`, when every parameter has a gradient: the gradients are adopted into it the first
     /// time (and again if autograd has replaced one since); `None` while some parameter has none.
     pub fn grads(&mut self) -> Option<Tensor> {
+        if !self.params_in_place() {
+            return None;
+        }
         let grads: Vec<Tensor> = self.members.iter().map(Tensor::grad).collect();
         if grads.iter().any(|g| !g.defined()) {
             return None;
@@ -93,6 +110,29 @@ impl FlatParams {
         }
         self.grads = Some(buffer.shallow_clone());
         Some(buffer)
+    }
+
+    /// Whether every parameter lives in the parameter buffer, after pointing those moved out back at it (see the
+    /// module docs); false once the buffers are given up.
+    fn params_in_place(&mut self) -> bool {
+        if self.abandoned {
+            return false;
+        }
+        let base = self.params.data_ptr() as usize;
+        let element = self.params.kind().elt_size_in_bytes();
+        for (p, span) in self.members.iter().zip(&self.spans) {
+            if p.data_ptr() as usize == base + span.0 as usize * element {
+                continue;
+            }
+            if p.kind() != self.params.kind() || p.device() != self.params.device() || p.size() != span.1 {
+                self.abandoned = true;
+                return false;
+            }
+            let view = view_of(&self.params, span);
+            tch::no_grad(|| view.shallow_clone().copy_(p));
+            p.shallow_clone().set_data(&view);
+        }
+        true
     }
 
     /// Whether every gradient is still its view of `buffer` (same first element, same shape).
@@ -159,6 +199,23 @@ mod tests {
     }
 
     #[test]
+    fn a_parameter_given_other_data_is_put_back_or_the_buffers_are_given_up() {
+        let (_vs, params) = store();
+        let mut flat = FlatParams::new(&params).unwrap();
+        // New data of the same kind and shape (a load that replaced the tensor): copied into the buffer.
+        params[1].shallow_clone().set_data(&Tensor::full([4], 7.0, (Kind::Float, Device::Cpu)));
+        params[1].sum(Kind::Float).backward();
+        params[0].sum(Kind::Float).backward();
+        assert!(flat.grads().is_some());
+        assert_eq!(Vec::<f32>::try_from(flat.params()).unwrap()[6..], [7., 7., 7., 7.]);
+        let _ = tch::no_grad(|| flat.params().shallow_clone().fill_(1.0));
+        assert_eq!(params[1].double_value(&[0]), 1.0, "the parameter reads the buffer again");
+        // Another kind: the buffers are given up.
+        params[0].shallow_clone().set_data(&Tensor::zeros([2, 3], (Kind::Double, Device::Cpu)));
+        assert!(flat.grads().is_none() && !flat.is_active());
+    }
+
+    #[test]
     fn ineligible_sets_are_refused() {
         let (_vs, params) = store();
         assert!(FlatParams::new(&[]).is_none());
@@ -167,5 +224,8 @@ mod tests {
         assert!(FlatParams::new(&[params[1].shallow_clone(), other_kind]).is_none());
         let strided = Tensor::zeros([4, 4], (Kind::Float, Device::Cpu)).tr().set_requires_grad(true);
         assert!(FlatParams::new(&[strided]).is_none(), "not contiguous");
+        let whole = Tensor::zeros([6], (Kind::Float, Device::Cpu)).set_requires_grad(true);
+        let part = whole.narrow(0, 2, 2);
+        assert!(FlatParams::new(&[whole.shallow_clone(), part]).is_none(), "overlapping");
     }
 }

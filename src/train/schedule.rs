@@ -85,6 +85,8 @@ pub struct Adam {
     exp_avg: Vec<Tensor>,
     exp_avg_sq: Vec<Tensor>,
     flat: Option<FlatAdam>,
+    /// Updates taken on the flat buffers (the rest went parameter by parameter).
+    flat_steps: u64,
 }
 
 /// The flat layout's buffers: parameters and gradients, and the two moments, `[n]` each.
@@ -124,16 +126,22 @@ impl Adam {
                 None,
             ),
         };
-        Adam { beta1: 0.9, beta2: 0.999, eps: 1e-8, step: 0, params, exp_avg, exp_avg_sq, flat }
+        Adam { beta1: 0.9, beta2: 0.999, eps: 1e-8, step: 0, params, exp_avg, exp_avg_sq, flat, flat_steps: 0 }
     }
 
-    /// The layout in use.
+    /// The layout in use (`PerParameter` also once the flat buffers were given up: [`crate::train::flat`]).
     pub fn layout(&self) -> AdamLayout {
-        if self.flat.is_some() {
+        if self.flat.as_ref().is_some_and(|f| f.buffers.is_active()) {
             AdamLayout::Flat
         } else {
             AdamLayout::PerParameter
         }
+    }
+
+    /// How many of the updates so far ran on the flat buffers (in the flat layout, the others ran parameter by
+    /// parameter because some parameter had no gradient yet).
+    pub fn flat_steps(&self) -> u64 {
+        self.flat_steps
     }
 
     /// The flat gradient buffer, when the layout is flat and every parameter has a gradient.
@@ -150,8 +158,9 @@ impl Adam {
 
     /// Scale all gradients so that their global L2 norm is at most `max_norm`; returns the norm before clipping.
     ///
-    /// Each gradient's norm is a libtorch reduction in its own kind (f32), the global norm combines them in f64
-    /// (as `torch.nn.utils.clip_grad_norm_` does, without copying gradients to f64); one device read-back.
+    /// Flat: one f32 reduction over the gradient buffer. Per parameter: each gradient's norm is a libtorch reduction
+    /// in its own kind (f32), the global norm combines them in f64 (as `torch.nn.utils.clip_grad_norm_` does, without
+    /// copying gradients to f64). One device read-back either way.
     pub fn clip_grad_norm(&mut self, max_norm: f64) -> f64 {
         if let Some(g) = self.flat_grads() {
             return tch::no_grad(|| {
@@ -204,6 +213,7 @@ impl Adam {
                     let _ = f.buffers.params().shallow_clone().addcdiv_(&f.exp_avg, &denom);
                 }
             });
+            self.flat_steps += 1;
             return;
         }
         tch::no_grad(|| {

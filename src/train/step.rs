@@ -139,11 +139,16 @@ mod tests {
 
     /// `steps` steps on one fixed batch from a freshly seeded tiny model; returns the losses.
     fn losses(steps: usize, dropout_seed: i64) -> Vec<f64> {
-        losses_with(crate::train::trainer::tests::tiny_model(50), AdamLayout::Flat, steps, dropout_seed)
+        losses_with(crate::train::trainer::tests::tiny_model(50), AdamLayout::Flat, steps, dropout_seed).0
     }
 
-    /// [`losses`] for the model `cfg` with Adam in `layout`.
-    fn losses_with(cfg: crate::model::ModelConfig, layout: AdamLayout, steps: usize, dropout_seed: i64) -> Vec<f64> {
+    /// [`losses`] for the model `cfg` with Adam in `layout`, and how many updates ran on the flat buffers.
+    fn losses_with(
+        cfg: crate::model::ModelConfig,
+        layout: AdamLayout,
+        steps: usize,
+        dropout_seed: i64,
+    ) -> (Vec<f64>, u64) {
         let _rng = crate::device::torch_rng_lock();
         tch::manual_seed(3);
         let vs = VarStore::new(Device::Cpu);
@@ -152,14 +157,15 @@ mod tests {
         assert_eq!(adam.layout(), layout);
         let step = TrainStep { compute: Compute::cpu(), clip_norm: 1.0 };
         let batch = fixed_batch(50, 4, 16, 11);
-        (0..steps)
+        let losses = (0..steps)
             .map(|i| {
                 tch::manual_seed(dropout_seed + i as i64);
                 let out = step.run(&model, &mut adam, &batch, "en", 3e-3).unwrap();
                 assert!(out.grad_norm > 0.0 && out.grad_norm.is_finite());
                 out.loss
             })
-            .collect()
+            .collect();
+        (losses, adam.flat_steps())
     }
 
     #[test]
@@ -181,16 +187,19 @@ mod tests {
 
     #[test]
     fn flat_and_per_parameter_adam_train_a_separated_model_alike() {
-        // Separate embeddings and a separate bottom layer: "fr"'s own parameters get no gradient from "en" batches,
-        // so the flat layout steps parameter by parameter throughout, as the per-parameter layout does; the shared
-        // model takes the flat path. Clipping is active, so the two agree to f32 rounding, not to the bit.
+        // Separate embeddings and a separate bottom layer: "fr"'s own parameters get no gradient from "en" batches
+        // (in training, until fr's first batch), so the flat layout steps parameter by parameter throughout here, as
+        // the per-parameter layout does; the shared model takes the flat path at every step. Clipping is active, so
+        // the two agree to f32 rounding, not to the bit.
         let shared = crate::train::trainer::tests::tiny_model(50);
         let mut separated = shared.clone();
         separated.sharing.sep_emb = true;
         separated.sharing.sep_layers = 1;
-        for cfg in [shared, separated] {
-            let flat = losses_with(cfg.clone(), AdamLayout::Flat, 4, 100);
-            let per = losses_with(cfg, AdamLayout::PerParameter, 4, 100);
+        for (cfg, flat_steps) in [(shared, 4), (separated, 0)] {
+            let (flat, n) = losses_with(cfg.clone(), AdamLayout::Flat, 4, 100);
+            assert_eq!(n, flat_steps);
+            let (per, n) = losses_with(cfg, AdamLayout::PerParameter, 4, 100);
+            assert_eq!(n, 0);
             for (a, b) in flat.iter().zip(&per) {
                 assert!((a - b).abs() < 1e-4, "{flat:?} vs {per:?}");
             }
