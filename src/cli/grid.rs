@@ -113,10 +113,13 @@ pub fn plan(a: PlanArgs) -> Result<()> {
         cost / 3600.0
     );
     for f in &plan.planning {
-        if !f.complete {
+        let took = f.planning_s.map(|s| format!(" (planned in {s:.1} s)")).unwrap_or_default();
+        if f.complete {
+            println!("  {}: the script ran to its end at every seed, analyses included{took}", f.id);
+        } else {
             println!(
                 "  {}: planning stopped at the first result not in the cache, with the jobs asked for before it ({}); \
-                 `grid run` plans again once they are done",
+                 `grid run` plans again once they are done{took}",
                 f.id,
                 f.stopped.join("; ")
             );

@@ -33,6 +33,10 @@ pub struct FigurePlan {
     pub complete: bool,
     /// Where planning stopped, per seed that stopped (the script's error at the first use of a missing result).
     pub stopped: Vec<String>,
+    /// Wall seconds the planning runs took, all seeds (a script whose models are all trained runs its whole
+    /// analysis while planning); absent in plans made before 2026-11-28.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planning_s: Option<f64>,
 }
 
 /// A plan file (see [`super`]): the request it answers, how each figure's planning went, and the jobs.
@@ -132,6 +136,7 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
         })?;
         let recorder: SharedRecorder = Arc::new(Mutex::new(Recorder::default()));
         let mut stopped = Vec::new();
+        let started = std::time::Instant::now();
         for seed in (0..req.seeds as u64).map(|i| req.seed + i) {
             let env = opts.env(id, seed, crate::script::RunLog::quiet());
             let session = crate::script::Session::new(env)?.planning(recorder.clone());
@@ -151,7 +156,8 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
                 jobs.push(job);
             }
         }
-        figures.push(FigurePlan { id: id.clone(), complete: stopped.is_empty(), stopped });
+        let planning_s = Some((started.elapsed().as_secs_f64() * 10.0).round() / 10.0);
+        figures.push(FigurePlan { id: id.clone(), complete: stopped.is_empty(), stopped, planning_s });
         jobs.push(Job {
             id: format!("figure-{id}"),
             spec: JobSpec::Figure { figure: id.clone() },
@@ -313,7 +319,12 @@ mod tests {
         p.request.models_dir = models.path().to_path_buf();
         p.planning = ["fig7", "table1"]
             .iter()
-            .map(|id| FigurePlan { id: id.to_string(), complete: false, stopped: vec!["pending".into()] })
+            .map(|id| FigurePlan {
+                id: id.to_string(),
+                complete: false,
+                stopped: vec!["pending".into()],
+                planning_s: Some(0.1),
+            })
             .collect();
         // Nothing finished: the plan stays as it was, and no script runs (the scripts folder /s does not exist).
         assert_eq!(replan(&p).unwrap(), p);
