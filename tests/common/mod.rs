@@ -65,10 +65,11 @@ pub fn save_checkpoint(
     ckpt
 }
 
-/// The project's `.venv/bin/python`, checked to import transformers, tokenizers, safetensors and torch (the
-/// reference implementations of tests/reference/); fails with what to run when it cannot.
+/// `$CROSSLING_PYTHON`, else the project's `.venv/bin/python` ([`crossling::paths::python`]), checked to import
+/// transformers, tokenizers, safetensors and torch (the reference implementations of tests/reference/); fails with
+/// what to run when it cannot.
 pub fn reference_python() -> PathBuf {
-    let py = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    let py = crossling::paths::python(None);
     assert!(py.is_file(), "{} is missing: run ./setup.sh to create the venv with transformers", py.display());
     let ok = Command::new(&py).args(["-c", "import transformers, tokenizers, safetensors, torch"]).status();
     assert!(
