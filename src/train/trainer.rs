@@ -193,6 +193,9 @@ pub struct TrainSummary {
     pub best_step: Option<u64>,
     /// Per language, the stream position at the end.
     pub positions: BTreeMap<String, crate::text::stream::StreamPosition>,
+    /// Updates of this call that ran on Adam's flat buffers ([`crate::train::Adam::flat_steps`]; the others went
+    /// parameter by parameter while some parameter had no gradient yet).
+    pub adam_flat_steps: u64,
 }
 
 const SAMPLER: u64 = 1;
@@ -387,6 +390,7 @@ pub fn train(
         best_valid_ppl: state.best_valid_ppl,
         best_step: state.best_step,
         positions: BTreeMap::new(),
+        adam_flat_steps: 0,
     };
     let tokens_per_step = (cfg.batch_size * cfg.seq_len) as f64;
     while state.step < cfg.steps {
@@ -446,6 +450,7 @@ pub fn train(
     summary.best_valid_ppl = state.best_valid_ppl;
     summary.best_step = state.best_step;
     summary.positions = batchers.into_iter().map(|(l, b)| (l, b.position())).collect();
+    summary.adam_flat_steps = adam.flat_steps();
     Ok(summary)
 }
 
@@ -640,6 +645,13 @@ pub(crate) mod tests {
         let mean = |xs: &[(u64, String, f64)]| xs.iter().map(|x| x.2).sum::<f64>() / xs.len() as f64;
         let (early, late) = (mean(&r.losses[..5]), mean(&r.losses[25..]));
         assert!(late < early - 0.5, "early {early}, late {late}");
+        assert_eq!(r.adam_flat_steps, 30, "a shared model: every update on the flat buffers");
+        // Separate embeddings: until both languages have had a batch, some parameter has no gradient.
+        cfg.model.sharing.sep_emb = true;
+        let r = run(&s, &cfg, "learn-sep", false);
+        let first_fr = r.losses.iter().position(|l| l.1 == "fr").unwrap() as u64;
+        let first_en = r.losses.iter().position(|l| l.1 == "en").unwrap() as u64;
+        assert_eq!(r.adam_flat_steps, 30 - first_fr.max(first_en), "{:?}", r.losses);
     }
 
     #[test]
