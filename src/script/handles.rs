@@ -37,6 +37,21 @@ impl ModelRef {
         }
     }
 
+    /// An error unless a cached model (or the template of a `Random` one) has finished its pre-training.
+    pub fn check_trained(&self) -> crate::error::Result<()> {
+        match &self.source {
+            ModelSource::Cached(c) if !crate::train::zoo::is_trained(&c.dir, &c.config) => {
+                Err(crate::error::Error::Invalid(format!(
+                    "model {}: its pre-training has not finished ({})",
+                    self.name,
+                    c.dir.display()
+                )))
+            }
+            ModelSource::Random { like, .. } => like.check_trained(),
+            _ => Ok(()),
+        }
+    }
+
     /// Languages of a crossling-trained model (empty when unknown).
     pub fn languages(&self) -> Vec<String> {
         match &self.source {
@@ -53,7 +68,10 @@ impl crate::tasks::run::OpenModel for ModelRef {
     }
 
     /// Loads the model on `device` (a `Random` model: its template's architecture and tokenizer, re-initialised).
+    /// A cached model whose pre-training has not finished is an error, not its last checkpoint: a planning run
+    /// hands out models at their cache folders trained or not, and one interrupted midway holds weights that load.
     fn open(&self, device: tch::Device) -> crate::error::Result<crate::model::LoadedModel> {
+        self.check_trained()?;
         match &self.source {
             ModelSource::Random { like, seed } => {
                 crate::model::LoadedModel::open(&like.dir(), device)?.reinitialised(*seed)

@@ -307,6 +307,22 @@ mod tests {
         });
         assert!(took.as_secs() < 60);
 
+        // Planning hands out a model at its cache folder, trained or not; one whose run stopped midway (here: the
+        // 2-step run's files under the folder of a 4-step request) must stop the analysis, not load its last
+        // checkpoint.
+        let planning = session(dir.path()).planning(std::sync::Arc::new(std::sync::Mutex::new(Default::default())));
+        let four = "train::model(#{ preset: \"mono\", langs: \"en\", steps: 4 })";
+        let partial = run_text(&planning, dir.path(), "p.rhai", &format!("{four}.dir")).unwrap().into_string().unwrap();
+        let copied = std::process::Command::new("cp").arg("-r").arg(&model_dir).arg(&partial).status().unwrap();
+        assert!(copied.success());
+        for analysis in [
+            format!("features::sentences({four}, [\"a b\"], \"en\")"),
+            format!("features::sentences(model::random_like({four}), [\"a b\"], \"en\")"),
+        ] {
+            let e = run_text(&planning, dir.path(), "p.rhai", &analysis).unwrap_err().to_string();
+            assert!(e.contains("mono-en: its pre-training has not finished"), "{e}");
+        }
+
         // Its pre-training text, from the corpus record the training wrote.
         let c = run_text(
             &s,
