@@ -86,6 +86,10 @@ pub struct TrainBenchArgs {
     /// Adam keeps parameters, gradients and moments in flat buffers: `crossling::train::flat`).
     #[arg(long)]
     compare_adam: bool,
+    /// Run the PyTorch reference before crossling's steps instead of after them (on a GPU the reference ran 1.4–1.6×
+    /// faster alone than after crossling in the same command; this tests whether the order is the cause).
+    #[arg(long)]
+    reference_first: bool,
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Print one JSON object instead of text.
@@ -214,6 +218,13 @@ fn train(a: TrainBenchArgs) -> Result<()> {
             let compute = Compute::on(device, p)?;
             let bf16 = compute.bf16;
             let peak = if bf16 { peak_bf16.unwrap_or(peak_fp32) } else { peak_fp32 };
+            let mut reference_before = None;
+            if a.reference_first && !a.no_reference {
+                if !a.json {
+                    eprintln!("{}: pytorch {} (before crossling) …", s.name, compute.describe());
+                }
+                reference_before = Some(pytorch(&a, s, threads, device, bf16)?);
+            }
             if !a.json {
                 eprintln!("{}: crossling {} …", s.name, compute.describe());
             }
@@ -270,10 +281,15 @@ fn train(a: TrainBenchArgs) -> Result<()> {
                 run["adam_flat_over_per_parameter_best_step"] = json!(ours_best / per_best);
             }
             if !a.no_reference {
-                if !a.json {
-                    eprintln!("{}: pytorch {} …", s.name, compute.describe());
-                }
-                let mut theirs = pytorch(&a, s, threads, device, bf16)?;
+                let mut theirs = match reference_before.take() {
+                    Some(before) => before,
+                    None => {
+                        if !a.json {
+                            eprintln!("{}: pytorch {} …", s.name, compute.describe());
+                        }
+                        pytorch(&a, s, threads, device, bf16)?
+                    }
+                };
                 let tps = theirs["tokens_per_s"].as_f64().context("reference JSON lacks tokens_per_s")?;
                 let fps = tps / tokens_per_step * flops;
                 let steps: Vec<f64> = theirs["step_seconds"]
@@ -307,6 +323,7 @@ fn train(a: TrainBenchArgs) -> Result<()> {
         "threads": threads,
         "peak_fp32_flops_per_s": peak_fp32,
         "peak_bf16_flops_per_s": peak_bf16,
+        "reference_first": a.reference_first,
         "shapes": results,
     });
     if a.json {
