@@ -8,8 +8,8 @@
 //! Modules follow the flow of `DESIGN.md`, lowest first; each imports only modules above it in this list
 //! (`tests/module_graph.rs` checks it):
 //! - [`error`]: the library's one error type (file, line, what was expected).
-//! - [`atomic_file`]: whole-file writes through a temporary sibling and a rename. [`progress`]: progress bars. [`paths`]: the project's
-//!   folders (an environment variable, else beside the crate or in the user cache).
+//! - [`atomic_file`]: whole-file writes through a temporary sibling and a rename. [`progress`]: progress bars.
+//!   [`paths`]: the project's folders (an environment variable, else beside the crate or in the user cache).
 //!   [`scale`]: [`Scale`] (smoke | cpu | paper). [`arrays`]: `.npy` / `.safetensors` files. [`device`]: device
 //!   and precision ([`device::Compute`]), facts about the linked libtorch.
 //! - [`data`]: manifests, resolution (mirror ▸ cache ▸ download) with sha256 checks, one reader per format.

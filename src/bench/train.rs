@@ -218,13 +218,14 @@ fn train(a: TrainBenchArgs) -> Result<()> {
             let compute = Compute::on(device, p)?;
             let bf16 = compute.bf16;
             let peak = if bf16 { peak_bf16.unwrap_or(peak_fp32) } else { peak_fp32 };
-            let mut reference_before = None;
-            if a.reference_first && !a.no_reference {
+            let reference_before = if a.reference_first && !a.no_reference {
                 if !a.json {
                     eprintln!("{}: pytorch {} (before crossling) …", s.name, compute.describe());
                 }
-                reference_before = Some(pytorch(&a, s, threads, device, bf16)?);
-            }
+                Some(pytorch(&a, s, threads, device, bf16)?)
+            } else {
+                None
+            };
             if !a.json {
                 eprintln!("{}: crossling {} …", s.name, compute.describe());
             }
@@ -281,7 +282,7 @@ fn train(a: TrainBenchArgs) -> Result<()> {
                 run["adam_flat_over_per_parameter_best_step"] = json!(ours_best / per_best);
             }
             if !a.no_reference {
-                let mut theirs = match reference_before.take() {
+                let mut theirs = match reference_before {
                     Some(before) => before,
                     None => {
                         if !a.json {

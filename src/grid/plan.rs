@@ -6,8 +6,8 @@
 //! results ([`crate::tasks::run::TaskContext::cached_only`]) and record a fine-tuning job when there is none
 //! (returning `()` to the script). A model that is not trained yet is handed to the script at its future folder, so
 //! the first analysis that reads it fails (one interrupted midway too: opening a cached model checks that its run
-//! finished, [`crate::script::handles::ModelRef::check_trained`]): planning of that run stops there, and the plan holds every job asked for
-//! up to that point. An error while no job is pending is the script's own and is reported. Scripts ask for their
+//! finished, [`crate::script::handles::ModelRef::check_trained`]): planning of that run stops there, and the plan
+//! holds every job asked for up to that point. An error while no job is pending is the script's own and is reported. Scripts ask for their
 //! models and runs before analysing them (fig7, `lib/transfer.rhai`), so one pass sees their whole grid; a script
 //! whose later requests depend on earlier results is planned again after each finished level by the executors
 //! ([`super::local`]), and whatever a plan could not foresee runs inside the figure job.

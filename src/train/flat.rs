@@ -99,7 +99,7 @@ impl FlatParams {
             return None;
         }
         if let Some(buffer) = &self.grads {
-            if self.all_in(buffer, &grads) {
+            if grads.iter().zip(&self.spans).all(|(g, span)| is_view_at(g, buffer, span)) {
                 return Some(buffer.shallow_clone());
             }
         }
@@ -118,10 +118,8 @@ impl FlatParams {
         if self.abandoned {
             return false;
         }
-        let base = self.params.data_ptr() as usize;
-        let element = self.params.kind().elt_size_in_bytes();
         for (p, span) in self.members.iter().zip(&self.spans) {
-            if p.data_ptr() as usize == base + span.0 as usize * element {
+            if is_view_at(p, &self.params, span) {
                 continue;
             }
             if p.kind() != self.params.kind() || p.device() != self.params.device() || p.size() != span.1 {
@@ -134,15 +132,12 @@ impl FlatParams {
         }
         true
     }
+}
 
-    /// Whether every gradient is still its view of `buffer` (same first element, same shape).
-    fn all_in(&self, buffer: &Tensor, grads: &[Tensor]) -> bool {
-        let base = buffer.data_ptr() as usize;
-        let element = buffer.kind().elt_size_in_bytes();
-        grads.iter().zip(&self.spans).all(|(g, (offset, shape))| {
-            g.data_ptr() as usize == base + *offset as usize * element && g.size() == *shape && g.is_contiguous()
-        })
-    }
+/// Whether `t` is the view of `buffer` at `span` (offset, shape): same first element, shape, contiguous.
+fn is_view_at(t: &Tensor, buffer: &Tensor, span: &(i64, Vec<i64>)) -> bool {
+    let first = buffer.data_ptr() as usize + span.0 as usize * buffer.kind().elt_size_in_bytes();
+    t.data_ptr() as usize == first && t.size() == span.1 && t.is_contiguous()
 }
 
 /// The view of `buffer` that holds the member at `span` (offset, shape).
