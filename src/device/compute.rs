@@ -65,6 +65,7 @@ pub struct Compute {
 impl Compute {
     /// f32 on the CPU (what the tests use).
     pub fn cpu() -> Self {
+        super::vector_math::init();
         Compute { device: Device::Cpu, bf16: false }
     }
 
@@ -75,6 +76,7 @@ impl Compute {
 
     /// Resolves `precision` for an already chosen device.
     pub fn on(device: Device, precision: Precision) -> Result<Self> {
+        super::vector_math::init();
         let cuda = device.is_cuda();
         let bf16 = match precision {
             Precision::Auto => cuda,

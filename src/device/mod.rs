@@ -7,6 +7,7 @@ use serde::Serialize;
 
 mod autocast;
 pub mod compute;
+pub mod vector_math;
 
 pub use compute::{resolve_device, Compute, Precision};
 

@@ -31,6 +31,8 @@
 //! combines the norms in f64 (the two agree to f32 rounding). Until every parameter has a gradient (a language's own
 //! layers before its first batch), and for parameters that cannot share a buffer, the step runs parameter by
 //! parameter ([`AdamLayout::PerParameter`]), skipping parameters without a gradient as PyTorch does.
+//! On the CPU the flat layout's first `sqrt` splits across threads, so [`Adam::with_layout`] first runs
+//! [`crate::device::vector_math::init`] (without it, about one process in twenty computed the worker's half wrong).
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -107,6 +109,7 @@ impl Adam {
     /// [`Adam::new`] in the given layout (`Flat` falls back to `PerParameter` for variables that cannot share a
     /// buffer; [`Adam::layout`] says which it got).
     pub fn with_layout(vs: &VarStore, layout: AdamLayout) -> Self {
+        crate::device::vector_math::init(); // before the first `sqrt` splits across threads
         let mut params: Vec<(String, Tensor)> = vs.variables().into_iter().filter(|(_, t)| t.requires_grad()).collect();
         params.sort_by(|a, b| a.0.cmp(&b.0));
         let tensors: Vec<Tensor> = params.iter().map(|(_, p)| p.shallow_clone()).collect();
