@@ -114,7 +114,14 @@ pub fn plan(a: PlanArgs) -> Result<()> {
     );
     for f in &plan.planning {
         let took = f.planning_s.map(|s| format!(" (planned in {s:.1} s)")).unwrap_or_default();
-        if f.complete {
+        let figure_done = plan.job(&format!("figure-{}", f.id)).is_ok_and(|j| j.done);
+        if f.complete && figure_done {
+            println!(
+                "  {}: every job was done, so the planning runs were the figure's run: wrote {}{took}",
+                f.id,
+                plan.request.out_dir.join(format!("{}.json", f.id)).display()
+            );
+        } else if f.complete {
             println!("  {}: the script ran to its end at every seed, analyses included{took}", f.id);
         } else {
             println!(

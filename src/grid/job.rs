@@ -10,7 +10,7 @@
 //! and the `host`, and (since the evening of 2026-11-27) its `cpu_seconds` (user + system over all threads,
 //! [`crate::cpu_time`]), so that `grid status` can add up what a grid really cost ([`measured`]): wall time counts
 //! the waits of a shared or paused machine, CPU time does not.
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::plan::{Job, JobSpec, Plan};
 use crate::data::manifest::Catalog;
@@ -36,15 +36,21 @@ pub fn marker(plan: &Plan, id: &str, ext: &str) -> PathBuf {
 
 /// The state of `job` now (see the module docs).
 pub fn state(plan: &Plan, job: &Job) -> JobState {
+    state_in(&plan.request.models_dir, job)
+}
+
+/// The state of `job` in the model cache `models_dir` (see [`state`]).
+pub fn state_in(models_dir: &Path, job: &Job) -> JobState {
+    let marker = |ext: &str| models_dir.join("jobs").join(format!("{}.{ext}", job.id));
     let done = match &job.spec {
         JobSpec::Pretrain { label, key, config } => {
-            crate::train::zoo::is_trained(&crate::train::zoo::folder(&plan.request.models_dir, label, key), config)
+            crate::train::zoo::is_trained(&crate::train::zoo::folder(models_dir, label, key), config)
         }
-        _ => marker(plan, &job.id, "done").is_file(),
+        _ => marker("done").is_file(),
     };
     if done {
         JobState::Done
-    } else if marker(plan, &job.id, "failed").is_file() {
+    } else if marker("failed").is_file() {
         JobState::Failed
     } else {
         JobState::Pending
@@ -82,6 +88,15 @@ pub fn run_job(plan: &Plan, id: &str, log: &dyn Fn(String)) -> Result<()> {
     }
     crate::atomic_file::write_atomic(&path, &text)?;
     outcome
+}
+
+/// Writes job `id`'s done marker in the model cache `models_dir` (see the module docs) and removes a failure
+/// marker: for work done outside `job run` (a figure whose planning run was its whole run, [`super::plan`]).
+pub fn write_done(models_dir: &Path, id: &str, seconds: f64, cpu_seconds: Option<f64>) -> Result<()> {
+    let dir = models_dir.join("jobs");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let _ = std::fs::remove_file(dir.join(format!("{id}.failed")));
+    crate::atomic_file::write_atomic(&dir.join(format!("{id}.done")), done_marker(id, seconds, cpu_seconds))
 }
 
 /// The text of a finished job's `ID.done` marker (see the module docs).

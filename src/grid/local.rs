@@ -3,7 +3,8 @@
 //! per GPU (`CUDA_VISIBLE_DEVICES`); a job starts when its dependencies are done, and the dependants of a failed
 //! job are not started. When no work is left the figures with a job finished since are planned again
 //! ([`super::plan::replan`]: a script whose later requests depend on earlier results reveals them now) and the new
-//! work runs; then the figure jobs run, one at a time with every worker's threads. Each job logs to `LOGS/ID.log`.
+//! work runs; then the figure jobs not done yet run (a figure whose last planning was its whole run is done:
+//! [`super::plan`]), one at a time with every worker's threads. Each job logs to `LOGS/ID.log`.
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -67,7 +68,9 @@ pub fn run_local(plan_path: &Path, opts: &LocalOptions) -> Result<LocalSummary> 
     }
     let mut all_threads = opts.clone();
     all_threads.threads_per_worker = opts.threads_per_worker * opts.workers.max(1);
-    for id in figure_jobs(&plan) {
+    // A figure whose planning run was its whole run (every job done before it was planned) is done already.
+    for id in figure_jobs(&plan).into_iter().filter(|id| plan.job(id).is_ok_and(|j| state(&plan, j) != JobState::Done))
+    {
         summary.ran.extend(run_jobs(&plan, plan_path, std::slice::from_ref(&id), 1, &all_threads)?);
     }
     Ok(summary)

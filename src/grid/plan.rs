@@ -11,6 +11,13 @@
 //! models and runs before analysing them (fig7, `lib/transfer.rhai`), so one pass sees their whole grid; a script
 //! whose later requests depend on earlier results is planned again after each finished level by the executors
 //! ([`super::local`]), and whatever a plan could not foresee runs inside the figure job.
+//!
+//! **A planning run that is the figure's run.** When every seed of a figure's script runs to its end and every job
+//! it asked for is done, its planning runs read exactly what a figure job would read, so the planner writes the record
+//! from them ([`crate::script::runner::finish_record`]) and marks the figure job done, with its time and CPU time
+//! in the marker. Without this the last re-planning of a figure after its jobs finish ran the whole analysis, and the
+//! figure job ran it again. A figure planned otherwise loses a done marker from before (its record answers no
+//! longer).
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -137,36 +144,62 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
         })?;
         let recorder: SharedRecorder = Arc::new(Mutex::new(Recorder::default()));
         let mut stopped = Vec::new();
-        let started = std::time::Instant::now();
-        for seed in (0..req.seeds as u64).map(|i| req.seed + i) {
-            let env = opts.env(id, seed, crate::script::RunLog::quiet());
-            let session = crate::script::Session::new(env)?.planning(recorder.clone());
-            if let Err(e) = crate::script::run_file(&session, &script) {
-                let pending = recorder.lock().map(|r| r.stopped_by_plan()).unwrap_or(true);
-                if !pending {
-                    return Err(e);
-                }
-                let first = e.to_string().lines().next().unwrap_or_default().to_string();
-                stopped.push(format!("seed {seed}: {first}"));
+        let (started, cpu0) = (crate::script::runner::Started::now(), crate::cpu_time::process_cpu_seconds());
+        let clock = std::time::Instant::now();
+        let seeds: Vec<u64> = (0..req.seeds as u64).map(|i| req.seed + i).collect();
+        let (mut runs, mut log) = (Vec::new(), Vec::new());
+        for &seed in &seeds {
+            if seeds.len() > 1 {
+                log.push(crate::script::runner::seed_header(id, runs.len(), seeds.len(), seed));
             }
+            let env = opts.env(id, seed, crate::script::RunLog::quiet());
+            let session = crate::script::Session::new(env.clone())?.planning(recorder.clone());
+            match crate::script::run_file(&session, &script) {
+                Ok(_) => runs.push(session.with_record(|r| r.clone())),
+                Err(e) => {
+                    let pending = recorder.lock().map(|r| r.stopped_by_plan()).unwrap_or(true);
+                    if !pending {
+                        return Err(e);
+                    }
+                    let first = e.to_string().lines().next().unwrap_or_default().to_string();
+                    stopped.push(format!("seed {seed}: {first}"));
+                }
+            }
+            log.extend(env.log.lines());
         }
         let recorded = recorder.lock().map_err(|_| Error::Invalid("planning".into()))?.take_jobs();
+        // Every seed ran to its end on results that are all in the cache: the planning runs were the figure's run,
+        // so its record is written now and its figure job is done (unless the folder holds another scale's record,
+        // which the figure job then reports).
+        let whole_run = stopped.is_empty()
+            && recorded.iter().all(|j| super::job::state_in(&req.models_dir, j) == super::job::JobState::Done)
+            && crate::script::runner::refuse_other_scale(&req.out_dir.join(format!("{id}.json")), req.scale, false)
+                .is_ok();
+        let figure_id = format!("figure-{id}");
+        if whole_run {
+            crate::script::runner::finish_record(&script, id, &opts, runs, log, started)?;
+            let cpu = cpu0.zip(crate::cpu_time::process_cpu_seconds()).map(|(a, b)| b - a);
+            super::job::write_done(&req.models_dir, &figure_id, clock.elapsed().as_secs_f64(), cpu)?;
+        } else {
+            // A record made before this plan does not answer it: the figure job runs again.
+            let _ = std::fs::remove_file(req.models_dir.join("jobs").join(format!("{figure_id}.done")));
+        }
         let deps: Vec<String> = recorded.iter().map(|j| j.id.clone()).collect();
         for job in recorded {
             if !jobs.iter().any(|j| j.id == job.id) {
                 jobs.push(job);
             }
         }
-        let planning_s = Some((started.elapsed().as_secs_f64() * 10.0).round() / 10.0);
+        let planning_s = Some((clock.elapsed().as_secs_f64() * 10.0).round() / 10.0);
         figures.push(FigurePlan { id: id.clone(), complete: stopped.is_empty(), stopped, planning_s });
         jobs.push(Job {
-            id: format!("figure-{id}"),
+            id: figure_id,
             spec: JobSpec::Figure { figure: id.clone() },
             deps,
             cost_s: 0.0,
             threads: 1,
             gpu,
-            done: false,
+            done: whole_run,
         });
     }
     Ok(Plan { format: PLAN_FORMAT, request: req.clone(), planning: figures, jobs })
@@ -295,6 +328,47 @@ mod tests {
         assert_eq!(ids, vec![vec!["b", "c"], vec!["d"], vec!["f"]], "a done: c is ready at once");
         let bad = plan(vec![job("x", &["nope"], false)]);
         assert!(levels(&bad).unwrap_err().to_string().contains("unknown dependency nope"));
+    }
+
+    #[test]
+    fn a_planning_run_with_every_job_done_writes_the_record_and_a_later_plan_that_asks_for_more_runs_it_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let (scripts, out, models) = (dir.path().join("scripts"), dir.path().join("out"), dir.path().join("models"));
+        std::fs::create_dir_all(&scripts).unwrap();
+        let script = scripts.join("fig7.rhai");
+        std::fs::write(&script, "results::value(\"x\", 1.5);\nresults::caption(\"a test\");\n").unwrap();
+        let req = PlanRequest {
+            figures: vec!["fig7".into()],
+            scale: Scale::Smoke,
+            device: "cpu".into(),
+            seed: 0,
+            seeds: 2,
+            models_dir: models.clone(),
+            out_dir: out.clone(),
+            scripts_dir: scripts.clone(),
+        };
+        // No job asked for: both seeds run to their end, so planning wrote the record and the figure job is done.
+        let p = make_plan(&req).unwrap();
+        assert_eq!(p.jobs.len(), 1);
+        assert!(p.jobs[0].done && p.complete());
+        let record = crate::script::record::FigureRecord::load(&out.join("fig7.json")).unwrap();
+        assert_eq!(record.provenance.seeds, [0, 1]);
+        assert!(record.provenance.log.iter().any(|l| l.starts_with("== fig7: seed 1 (2 of 2)")));
+        assert_eq!(super::super::job::state(&p, &p.jobs[0]), super::super::job::JobState::Done);
+        let marker: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(models.join("jobs/figure-fig7.done")).unwrap()).unwrap();
+        assert!(marker["seconds"].as_f64().is_some(), "{marker}");
+        // The script now asks for a model nobody trained: the figure is not done, and the old marker is gone.
+        std::fs::write(
+            &script,
+            "let m = train::model(#{ preset: \"mono\", langs: \"en\" });\nresults::value(\"x\", m.dir);\n\
+             results::caption(\"a test\");\n",
+        )
+        .unwrap();
+        let p = make_plan(&req).unwrap();
+        let figure = p.job("figure-fig7").unwrap();
+        assert!(!figure.done && figure.deps.len() == 2, "one model per seed: {figure:?}");
+        assert_eq!(super::super::job::state(&p, figure), super::super::job::JobState::Pending);
     }
 
     #[test]

@@ -78,22 +78,13 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
         return Err(Error::Invalid("--seeds must be at least 1".into()));
     }
     refuse_other_scale(&opts.out_dir.join(format!("{id}.json")), opts.scale, opts.force)?;
-    std::fs::create_dir_all(&opts.out_dir).map_err(|e| Error::io(&opts.out_dir, e))?;
-    let project = crate::paths::crate_dir();
-    // The revision of the code as the run starts (edits made while it runs do not describe it).
-    let revision = git_revision(project);
-    let started_at = now_utc();
-    let t0 = Instant::now();
-    let log_dir = opts.out_dir.join("logs");
-    std::fs::create_dir_all(&log_dir).map_err(|e| Error::io(&log_dir, e))?;
-    let log_path = log_dir.join(format!("{id}.log"));
+    let started = Started::now();
     let seeds: Vec<u64> = (0..opts.seeds as u64).map(|i| opts.seed + i).collect();
     let mut runs = Vec::with_capacity(seeds.len());
     let mut log = Vec::new();
-    let mut failed = None;
     for &seed in &seeds {
         if seeds.len() > 1 {
-            log.push(format!("== {id}: seed {seed} ({} of {})", runs.len() + 1, seeds.len()));
+            log.push(seed_header(id, runs.len(), seeds.len(), seed));
             eprintln!("{}", log.last().map(String::as_str).unwrap_or_default());
         }
         let (outcome, lines) = run_once(script, id, opts, seed);
@@ -101,18 +92,60 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
         match outcome {
             Ok(record) => runs.push(record),
             Err(e) => {
+                // The log is written whether the run failed or not; a failed run writes no record.
                 log.push(format!("error: {e}"));
-                failed = Some(e);
-                break;
+                write_log(&opts.out_dir, id, &log)?;
+                return Err(e);
             }
         }
     }
-    // The log is written whether the run failed or not; a failed run writes no record.
-    std::fs::write(&log_path, log.join("\n") + "\n").map_err(|e| Error::io(&log_path, e))?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
+    finish_record(script, id, opts, runs, log, started)
+}
 
+/// `== ID: seed S (i of n)`: the line that opens seed `S`'s part of a run log of several seeds.
+pub(crate) fn seed_header(id: &str, done: usize, of: usize, seed: u64) -> String {
+    format!("== {id}: seed {seed} ({} of {of})", done + 1)
+}
+
+/// The revision, time and clock of a run as it starts (edits made while it runs do not describe it).
+pub(crate) struct Started {
+    revision: String,
+    at: String,
+    clock: Instant,
+}
+
+impl Started {
+    pub(crate) fn now() -> Self {
+        Started { revision: git_revision(crate::paths::crate_dir()), at: now_utc(), clock: Instant::now() }
+    }
+}
+
+fn write_log(out_dir: &Path, id: &str, log: &[String]) -> Result<()> {
+    let log_dir = out_dir.join("logs");
+    std::fs::create_dir_all(&log_dir).map_err(|e| Error::io(&log_dir, e))?;
+    let path = log_dir.join(format!("{id}.log"));
+    std::fs::write(&path, log.join("\n") + "\n").map_err(|e| Error::io(&path, e))
+}
+
+/// Writes the record of `runs` (one per seed of `opts`, in order, each run to its end) with its log: the first
+/// seed's values and charts, scores combined over every seed and claims evaluated on them, provenance; then renders
+/// it. Shared by [`run_script`] and the planner, whose run of a figure with every job done is a whole run
+/// ([`crate::grid::plan::make_plan`]).
+pub(crate) fn finish_record(
+    script: &Path,
+    id: &str,
+    opts: &RunOptions,
+    mut runs: Vec<FigureRecord>,
+    log: Vec<String>,
+    started: Started,
+) -> Result<FigureRecord> {
+    let seeds: Vec<u64> = (0..opts.seeds as u64).map(|i| opts.seed + i).collect();
+    if runs.len() != seeds.len() {
+        return Err(Error::Invalid(format!("{id}: {} runs for {} seeds", runs.len(), seeds.len())));
+    }
+    std::fs::create_dir_all(&opts.out_dir).map_err(|e| Error::io(&opts.out_dir, e))?;
+    write_log(&opts.out_dir, id, &log)?;
+    let project = crate::paths::crate_dir();
     let score_runs: Vec<_> = runs.iter().map(|r| r.scores.clone()).collect();
     let later: Vec<FigureRecord> = runs.drain(1..).collect();
     let mut record = runs.swap_remove(0);
@@ -133,7 +166,7 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
         record.title = crate::figures::info(id).map(|f| f.title.to_string()).unwrap_or_else(|_| id.to_string());
     }
     let p = &mut record.provenance;
-    p.revision = revision;
+    p.revision = started.revision;
     p.crossling_version = env!("CARGO_PKG_VERSION").to_string();
     p.libtorch = crate::device::torch_info().describe();
     p.scale = opts.scale.name().to_string();
@@ -143,8 +176,8 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     p.threads = Some(i64::from(tch::get_num_threads()));
     p.script = script.strip_prefix(project).unwrap_or(script).display().to_string();
     p.script_sha256 = crate::data::resolve::hash_file(script, false)?.1;
-    p.started_at = started_at;
-    p.wall_time_s = (t0.elapsed().as_secs_f64() * 10.0).round() / 10.0;
+    p.started_at = started.at;
+    p.wall_time_s = (started.clock.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     p.log = log;
     record.save(&opts.out_dir.join(format!("{id}.json")))?;
     super::render::render_record(&record, &opts.out_dir)?;
@@ -169,7 +202,7 @@ fn merge_seed_provenance(first: &mut super::record::Provenance, seeds: &[u64], l
 
 /// Refuses to replace the record at `path` when it holds another scale than `scale` (unless `force`): the
 /// committed `cpu` records are not to be overwritten by a smoke test run.
-fn refuse_other_scale(path: &Path, scale: Scale, force: bool) -> Result<()> {
+pub(crate) fn refuse_other_scale(path: &Path, scale: Scale, force: bool) -> Result<()> {
     if force || !path.is_file() {
         return Ok(());
     }
