@@ -36,21 +36,15 @@ pub fn marker(plan: &Plan, id: &str, ext: &str) -> PathBuf {
 
 /// The state of `job` now (see the module docs).
 pub fn state(plan: &Plan, job: &Job) -> JobState {
-    state_in(&plan.request.models_dir, job)
-}
-
-/// The state of `job` in the model cache `models_dir` (see [`state`]).
-pub fn state_in(models_dir: &Path, job: &Job) -> JobState {
-    let marker = |ext: &str| models_dir.join("jobs").join(format!("{}.{ext}", job.id));
     let done = match &job.spec {
         JobSpec::Pretrain { label, key, config } => {
-            crate::train::zoo::is_trained(&crate::train::zoo::folder(models_dir, label, key), config)
+            crate::train::zoo::is_trained(&crate::train::zoo::folder(&plan.request.models_dir, label, key), config)
         }
-        _ => marker("done").is_file(),
+        _ => marker(plan, &job.id, "done").is_file(),
     };
     if done {
         JobState::Done
-    } else if marker("failed").is_file() {
+    } else if marker(plan, &job.id, "failed").is_file() {
         JobState::Failed
     } else {
         JobState::Pending

@@ -168,11 +168,11 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
             log.extend(env.log.lines());
         }
         let recorded = recorder.lock().map_err(|_| Error::Invalid("planning".into()))?.take_jobs();
-        // Every seed ran to its end on results that are all in the cache: the planning runs were the figure's run,
-        // so its record is written now and its figure job is done (unless the folder holds another scale's record,
-        // which the figure job then reports).
+        // Every seed ran to its end and every job it asked for is in the cache (`done` as the recorder found it):
+        // the planning runs were the figure's run, so its record is written now and its figure job is done (unless
+        // the folder holds another scale's record, which the figure job then reports).
         let whole_run = stopped.is_empty()
-            && recorded.iter().all(|j| super::job::state_in(&req.models_dir, j) == super::job::JobState::Done)
+            && recorded.iter().all(|j| j.done)
             && crate::script::runner::refuse_other_scale(&req.out_dir.join(format!("{id}.json")), req.scale, false)
                 .is_ok();
         let figure_id = format!("figure-{id}");
