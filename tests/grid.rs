@@ -73,6 +73,17 @@ fn table1_and_fig7_through_the_local_executor_equal_the_one_process_run() {
         assert_eq!(a["values"], b["values"], "{id}: values");
         assert_eq!(a["scores"], b["scores"], "{id}: scores");
         assert_eq!(a["claims"], b["claims"], "{id}: claims");
+        // Written from the planning runs, the record still names every model and data file its scores rest on.
+        let (ma, mb) = (a["provenance"]["models"].as_object().unwrap(), b["provenance"]["models"].as_object().unwrap());
+        assert_eq!(ma.keys().collect::<Vec<_>>(), mb.keys().collect::<Vec<_>>(), "{id}: models");
+        for (name, m) in ma {
+            assert_eq!(
+                (&m["key"], &m["weights_sha256"]),
+                (&mb[name]["key"], &mb[name]["weights_sha256"]),
+                "{id}: {name}"
+            );
+        }
+        assert_eq!(a["provenance"]["data"], b["provenance"]["data"], "{id}: data files");
     }
 
     // Planned again, everything is done.

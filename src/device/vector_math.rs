@@ -25,7 +25,8 @@ pub fn init() {
     INIT.call_once(|| {
         tch::no_grad(|| {
             for kind in [Kind::Float, Kind::Double] {
-                let x = Tensor::full([1], 0.5, (kind, Device::Cpu));
+                // The fallible forms: a libtorch that cannot run one of them loses only this warm-up.
+                let Ok(x) = Tensor::f_full([1], 0.5, (kind, Device::Cpu)) else { return };
                 for op in OPS {
                     let _ = op(&x);
                 }
@@ -39,28 +40,31 @@ pub fn is_initialised() -> bool {
     INIT.is_completed()
 }
 
+/// A fallible element-wise op of `tch`.
+type ElementWise = fn(&Tensor) -> Result<Tensor, tch::TchError>;
+
 /// The element-wise ops ATen hands to VML (`cpu/vml.h`, `IMPLEMENT_VML_MKL`), those of them that `tch` exposes.
-const OPS: [fn(&Tensor) -> Tensor; 20] = [
-    Tensor::abs,
-    Tensor::acos,
-    Tensor::asin,
-    Tensor::atan,
-    Tensor::cos,
-    Tensor::cosh,
-    Tensor::erf,
-    Tensor::erfc,
-    Tensor::erfinv,
-    Tensor::exp,
-    Tensor::expm1,
-    Tensor::log,
-    Tensor::log10,
-    Tensor::log1p,
-    Tensor::log2,
-    Tensor::sin,
-    Tensor::sinh,
-    Tensor::sqrt,
-    Tensor::tan,
-    Tensor::tanh,
+const OPS: [ElementWise; 20] = [
+    Tensor::f_abs,
+    Tensor::f_acos,
+    Tensor::f_asin,
+    Tensor::f_atan,
+    Tensor::f_cos,
+    Tensor::f_cosh,
+    Tensor::f_erf,
+    Tensor::f_erfc,
+    Tensor::f_erfinv,
+    Tensor::f_exp,
+    Tensor::f_expm1,
+    Tensor::f_log,
+    Tensor::f_log10,
+    Tensor::f_log1p,
+    Tensor::f_log2,
+    Tensor::f_sin,
+    Tensor::f_sinh,
+    Tensor::f_sqrt,
+    Tensor::f_tan,
+    Tensor::f_tanh,
 ];
 
 #[cfg(test)]

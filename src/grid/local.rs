@@ -68,9 +68,10 @@ pub fn run_local(plan_path: &Path, opts: &LocalOptions) -> Result<LocalSummary> 
     }
     let mut all_threads = opts.clone();
     all_threads.threads_per_worker = opts.threads_per_worker * opts.workers.max(1);
-    // A figure whose planning run was its whole run (every job done before it was planned) is done already.
-    for id in figure_jobs(&plan).into_iter().filter(|id| plan.job(id).is_ok_and(|j| state(&plan, j) != JobState::Done))
-    {
+    // A figure whose planning run in this plan was its whole run is done already (its own marker: a marker of
+    // another plan on the same cache, for another output folder, does not count).
+    let done_here = |id: &String| plan.job(id).is_ok_and(|j| j.done && state(&plan, j) == JobState::Done);
+    for id in figure_jobs(&plan).into_iter().filter(|id| !done_here(id)) {
         summary.ran.extend(run_jobs(&plan, plan_path, std::slice::from_ref(&id), 1, &all_threads)?);
     }
     Ok(summary)

@@ -167,23 +167,36 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
             }
             log.extend(env.log.lines());
         }
+        let deferred = recorder.lock().map(|r| r.stopped_by_plan()).unwrap_or(true);
         let recorded = recorder.lock().map_err(|_| Error::Invalid("planning".into()))?.take_jobs();
         // Every seed ran to its end and every job it asked for is in the cache (`done` as the recorder found it):
         // the planning runs were the figure's run, so its record is written now and its figure job is done (unless
         // the folder holds another scale's record, which the figure job then reports).
+        let figure_id = format!("figure-{id}");
+        let old_marker = req.models_dir.join("jobs").join(format!("{figure_id}.done"));
+        // A record made before this plan does not answer it: the figure job runs again unless written below.
+        let _ = std::fs::remove_file(&old_marker);
         let whole_run = stopped.is_empty()
+            && !deferred
             && recorded.iter().all(|j| j.done)
             && crate::script::runner::refuse_other_scale(&req.out_dir.join(format!("{id}.json")), req.scale, false)
-                .is_ok();
-        let figure_id = format!("figure-{id}");
-        if whole_run {
-            crate::script::runner::finish_record(&script, id, &opts, runs, log, started)?;
-            let cpu = cpu0.zip(crate::cpu_time::process_cpu_seconds()).map(|(a, b)| b - a);
-            super::job::write_done(&req.models_dir, &figure_id, clock.elapsed().as_secs_f64(), cpu)?;
-        } else {
-            // A record made before this plan does not answer it: the figure job runs again.
-            let _ = std::fs::remove_file(req.models_dir.join("jobs").join(format!("{figure_id}.done")));
-        }
+                .is_ok()
+            && {
+                // Writing it may fail (a claim that does not evaluate, a full disk): then the figure job runs and
+                // reports it the usual way, with its log and a failure marker.
+                let cpu = cpu0.zip(crate::cpu_time::process_cpu_seconds()).map(|(a, b)| b - a);
+                let written =
+                    crate::script::runner::finish_record(&script, id, &opts, runs, log, started).and_then(|_| {
+                        super::job::write_done(&req.models_dir, &figure_id, clock.elapsed().as_secs_f64(), cpu)
+                    });
+                if let Err(e) = &written {
+                    eprintln!(
+                        "plan: {id} ran to its end, but its record was not written ({e}); its figure job will run"
+                    );
+                    let _ = std::fs::remove_file(&old_marker);
+                }
+                written.is_ok()
+            };
         let deps: Vec<String> = recorded.iter().map(|j| j.id.clone()).collect();
         for job in recorded {
             if !jobs.iter().any(|j| j.id == job.id) {

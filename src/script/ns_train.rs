@@ -59,30 +59,43 @@ pub fn train_module(session: &Session) -> Module {
                 // or not (the first analysis of an untrained one stops the planning run).
                 let cached = crate::train::zoo::locate(&label, &cfg, catalog, &s.env.models_dir)?;
                 let job = crate::jobs::pretrain_job(&cached, s.env.compute.device.is_cuda());
+                let trained = job.done;
                 plan.lock().map_err(|_| rhai_err("planning: the recorder is poisoned"))?.add(job);
+                if trained {
+                    // What a figure run records of it: a planning run with every job done is the figure's run.
+                    s.env.log.push(format!("model {name}: preparing ({} scale, seed {})", s.env.scale, cfg.train.seed));
+                    note_model(&s, &name, &cached)?;
+                }
                 return Ok(ModelRef { name, source: ModelSource::Cached(Box::new(cached)) });
             }
             s.env.log.push(format!("model {name}: preparing ({} scale, seed {})", s.env.scale, cfg.train.seed));
             let cached = ensure_trained(&label, &cfg, catalog, roots, &s.env.models_dir, s.env.fresh)?;
-            s.env.log.push(format!("model {name}: ready in {}", cached.dir.display()));
-            let files: Vec<(String, String)> = cached.data.iter().map(|(p, h)| (p.clone(), h.clone())).collect();
-            s.note_data(&files);
-            let checkpoint = crate::model::load::run_checkpoint(&cached.dir)
-                .ok_or_else(|| rhai_err(format!("{}: the trained run has no checkpoint", cached.dir.display())))?;
-            // Recorded when the checkpoint was saved; loading the model checks the file against it.
-            let state = crate::train::checkpoint::read_state(&checkpoint)?;
-            let info = serde_json::json!({
-                "key": cached.key,
-                "dir": cached.dir.display().to_string(),
-                "checkpoint": checkpoint.file_name().map(|n| n.to_string_lossy().into_owned()),
-                "weights_sha256": state.model_sha256,
-                "config": cached.config,
-            });
-            s.with_record(|r| r.provenance.models.insert(name.clone(), info));
+            note_model(&s, &name, &cached)?;
             Ok(ModelRef { name, source: ModelSource::Cached(Box::new(cached)) })
         })
     });
     m
+}
+
+/// Logs trained model `name` as ready and records it in the run's provenance: its data files, and its key, folder,
+/// checkpoint, weights' sha256 and config under `provenance.models[name]`.
+fn note_model(s: &Session, name: &str, cached: &crate::train::zoo::CachedModel) -> Res<()> {
+    s.env.log.push(format!("model {name}: ready in {}", cached.dir.display()));
+    let files: Vec<(String, String)> = cached.data.iter().map(|(p, h)| (p.clone(), h.clone())).collect();
+    s.note_data(&files);
+    let checkpoint = crate::model::load::run_checkpoint(&cached.dir)
+        .ok_or_else(|| rhai_err(format!("{}: the trained run has no checkpoint", cached.dir.display())))?;
+    // Recorded when the checkpoint was saved; loading the model checks the file against it.
+    let state = crate::train::checkpoint::read_state(&checkpoint)?;
+    let info = serde_json::json!({
+        "key": cached.key,
+        "dir": cached.dir.display().to_string(),
+        "checkpoint": checkpoint.file_name().map(|n| n.to_string_lossy().into_owned()),
+        "weights_sha256": state.model_sha256,
+        "config": cached.config,
+    });
+    s.with_record(|r| r.provenance.models.insert(name.to_string(), info));
+    Ok(())
 }
 
 /// The copy of trained `model` kept after `step` (one of its request's `snapshots`), named `NAME@step`.

@@ -78,6 +78,8 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
         return Err(Error::Invalid("--seeds must be at least 1".into()));
     }
     refuse_other_scale(&opts.out_dir.join(format!("{id}.json")), opts.scale, opts.force)?;
+    // Before the runs, so that a folder that cannot be made stops the command before hours of work.
+    std::fs::create_dir_all(opts.out_dir.join("logs")).map_err(|e| Error::io(&opts.out_dir, e))?;
     let started = Started::now();
     let seeds: Vec<u64> = (0..opts.seeds as u64).map(|i| opts.seed + i).collect();
     let mut runs = Vec::with_capacity(seeds.len());
