@@ -66,7 +66,8 @@ enum Command {
     /// Static word vectors (word2vec, fastText-style, GloVe) trained on a run's own corpora: `wordvec train`.
     #[command(subcommand)]
     Wordvec(wordvec::WordvecCommand),
-    /// Plan figures as a graph of cached jobs (pre-trainings, fine-tunings, the figure) into a JSON plan file.
+    /// Plan figures as a graph of cached jobs (pre-trainings, fine-tunings, the figure) into a JSON plan file; a
+    /// figure whose every job is already cached is run to its record while planning.
     Plan(grid::PlanArgs),
     /// One job of a plan: `job run ID --plan FILE`.
     #[command(subcommand)]
