@@ -29,9 +29,37 @@ pub enum JobState {
     Pending,
 }
 
-/// `MODELS/jobs/ID.EXT`.
+/// `MODELS/jobs/ID.EXT` of `plan`'s model cache.
 pub fn marker(plan: &Plan, id: &str, ext: &str) -> PathBuf {
-    plan.request.models_dir.join("jobs").join(format!("{id}.{ext}"))
+    marker_in(&plan.request.models_dir, id, ext)
+}
+
+/// `MODELS/jobs/ID.EXT` with `MODELS` = `models_dir`.
+pub fn marker_in(models_dir: &Path, id: &str, ext: &str) -> PathBuf {
+    models_dir.join("jobs").join(format!("{id}.{ext}"))
+}
+
+/// Wall and CPU time since a job's work began: what its done marker records.
+pub struct JobClock {
+    wall: std::time::Instant,
+    cpu: Option<f64>,
+}
+
+impl JobClock {
+    pub fn start() -> Self {
+        JobClock { wall: std::time::Instant::now(), cpu: crate::cpu_time::process_cpu_seconds() }
+    }
+
+    /// Wall seconds since [`JobClock::start`].
+    pub fn seconds(&self) -> f64 {
+        self.wall.elapsed().as_secs_f64()
+    }
+
+    /// The `ID.done` marker's text for job `id` finishing now (see the module docs).
+    fn done_marker(&self, id: &str) -> String {
+        let cpu = self.cpu.zip(crate::cpu_time::process_cpu_seconds()).map(|(a, b)| b - a);
+        done_marker(id, self.seconds(), cpu)
+    }
 }
 
 /// The state of `job` now (see the module docs).
@@ -67,14 +95,11 @@ pub fn run_job(plan: &Plan, id: &str, log: &dyn Fn(String)) -> Result<()> {
     }
     let who = format!("{} {} {}\n", this_host(), std::process::id(), now());
     crate::atomic_file::write_atomic(&running, &who)?;
-    let (t0, cpu0) = (std::time::Instant::now(), crate::cpu_time::process_cpu_seconds());
+    let clock = JobClock::start();
     let outcome = execute(plan, job, log);
     let _ = std::fs::remove_file(&running);
     let (path, text) = match &outcome {
-        Ok(()) => {
-            let cpu = cpu0.zip(crate::cpu_time::process_cpu_seconds()).map(|(a, b)| b - a);
-            (marker(plan, id, "done"), done_marker(id, t0.elapsed().as_secs_f64(), cpu))
-        }
+        Ok(()) => (marker(plan, id, "done"), clock.done_marker(id)),
         Err(e) => (failed, format!("{e}\n")),
     };
     if let Some(dir) = path.parent() {
@@ -86,11 +111,11 @@ pub fn run_job(plan: &Plan, id: &str, log: &dyn Fn(String)) -> Result<()> {
 
 /// Writes job `id`'s done marker in the model cache `models_dir` (see the module docs) and removes a failure
 /// marker: for work done outside `job run` (a figure whose planning run was its whole run, [`super::plan`]).
-pub fn write_done(models_dir: &Path, id: &str, seconds: f64, cpu_seconds: Option<f64>) -> Result<()> {
+pub fn write_done(models_dir: &Path, id: &str, clock: &JobClock) -> Result<()> {
     let dir = models_dir.join("jobs");
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let _ = std::fs::remove_file(dir.join(format!("{id}.failed")));
-    crate::atomic_file::write_atomic(&dir.join(format!("{id}.done")), done_marker(id, seconds, cpu_seconds))
+    let _ = std::fs::remove_file(marker_in(models_dir, id, "failed"));
+    crate::atomic_file::write_atomic(&marker_in(models_dir, id, "done"), clock.done_marker(id))
 }
 
 /// The text of a finished job's `ID.done` marker (see the module docs).

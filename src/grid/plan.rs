@@ -3,12 +3,12 @@
 //!
 //! **Planning mode.** The script runs as usual, except that `train::model` only locates its model in the cache
 //! ([`crate::train::zoo::locate`]) and records a pre-training job, and `task::run` / `task::grid` read only cached
-//! results ([`crate::tasks::run::TaskContext::cached_only`]) and record a fine-tuning job when there is none
-//! (returning `()` to the script). A model that is not trained yet is handed to the script at its future folder, so
-//! the first analysis that reads it fails (one interrupted midway too: opening a cached model checks that its run
-//! finished, [`crate::script::handles::ModelRef::check_trained`]): planning of that run stops there, and the plan
-//! holds every job asked for up to that point. An error while no job is pending is the script's own and is reported. Scripts ask for their
-//! models and runs before analysing them (fig7, `lib/transfer.rhai`), so one pass sees their whole grid; a script
+//! results ([`crate::tasks::run::TaskContext::cached_only`]) and record a fine-tuning job when there is none (returning
+//! `()` to the script). A model that is not trained yet is handed to the script at its future folder, so the first
+//! analysis that reads it fails (one interrupted midway too: opening a cached model checks that its run finished,
+//! [`crate::script::handles::ModelRef::check_trained`]): planning of that run stops there, and the plan holds every job
+//! asked for up to that point. An error while no job is pending is the script's own and is reported. Scripts ask for
+//! their models and runs before analysing them (fig7, `lib/transfer.rhai`), so one pass sees their whole grid; a script
 //! whose later requests depend on earlier results is planned again after each finished level by the executors
 //! ([`super::local`]), and whatever a plan could not foresee runs inside the figure job.
 //!
@@ -144,9 +144,8 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
         })?;
         let recorder: SharedRecorder = Arc::new(Mutex::new(Recorder::default()));
         let mut stopped = Vec::new();
-        let (started, cpu0) = (crate::script::runner::Started::now(), crate::cpu_time::process_cpu_seconds());
-        let clock = std::time::Instant::now();
-        let seeds: Vec<u64> = (0..req.seeds as u64).map(|i| req.seed + i).collect();
+        let (started, clock) = (crate::script::runner::Started::now(), super::job::JobClock::start());
+        let seeds = opts.seed_list();
         let (mut runs, mut log) = (Vec::new(), Vec::new());
         for &seed in &seeds {
             if seeds.len() > 1 {
@@ -173,7 +172,7 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
         // the planning runs were the figure's run, so its record is written now and its figure job is done (unless
         // the folder holds another scale's record, which the figure job then reports).
         let figure_id = format!("figure-{id}");
-        let old_marker = req.models_dir.join("jobs").join(format!("{figure_id}.done"));
+        let old_marker = super::job::marker_in(&req.models_dir, &figure_id, "done");
         // A record made before this plan does not answer it: the figure job runs again unless written below.
         let _ = std::fs::remove_file(&old_marker);
         let whole_run = stopped.is_empty()
@@ -184,11 +183,8 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
             && {
                 // Writing it may fail (a claim that does not evaluate, a full disk): then the figure job runs and
                 // reports it the usual way, with its log and a failure marker.
-                let cpu = cpu0.zip(crate::cpu_time::process_cpu_seconds()).map(|(a, b)| b - a);
-                let written =
-                    crate::script::runner::finish_record(&script, id, &opts, runs, log, started).and_then(|_| {
-                        super::job::write_done(&req.models_dir, &figure_id, clock.elapsed().as_secs_f64(), cpu)
-                    });
+                let written = crate::script::runner::finish_record(&script, id, &opts, runs, log, started)
+                    .and_then(|_| super::job::write_done(&req.models_dir, &figure_id, &clock));
                 if let Err(e) = &written {
                     eprintln!(
                         "plan: {id} ran to its end, but its record was not written ({e}); its figure job will run"
@@ -203,7 +199,7 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
                 jobs.push(job);
             }
         }
-        let planning_s = Some((clock.elapsed().as_secs_f64() * 10.0).round() / 10.0);
+        let planning_s = Some((clock.seconds() * 10.0).round() / 10.0);
         figures.push(FigurePlan { id: id.clone(), complete: stopped.is_empty(), stopped, planning_s });
         jobs.push(Job {
             id: figure_id,

@@ -52,6 +52,11 @@ impl RunOptions {
         }
     }
 
+    /// The seeds a run goes through: `seed`, `seed + 1`, … (`seeds` of them).
+    pub fn seed_list(&self) -> Vec<u64> {
+        (0..self.seeds as u64).map(|i| self.seed + i).collect()
+    }
+
     /// The environment of one run of figure `id` at `seed` under these options, logging to `log`.
     pub fn env(&self, id: &str, seed: u64, log: RunLog) -> ScriptEnv {
         ScriptEnv {
@@ -81,7 +86,7 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     // Before the runs, so that a folder that cannot be made stops the command before hours of work.
     std::fs::create_dir_all(opts.out_dir.join("logs")).map_err(|e| Error::io(&opts.out_dir, e))?;
     let started = Started::now();
-    let seeds: Vec<u64> = (0..opts.seeds as u64).map(|i| opts.seed + i).collect();
+    let seeds = opts.seed_list();
     let mut runs = Vec::with_capacity(seeds.len());
     let mut log = Vec::new();
     for &seed in &seeds {
@@ -141,7 +146,7 @@ pub(crate) fn finish_record(
     log: Vec<String>,
     started: Started,
 ) -> Result<FigureRecord> {
-    let seeds: Vec<u64> = (0..opts.seeds as u64).map(|i| opts.seed + i).collect();
+    let seeds = opts.seed_list();
     if runs.len() != seeds.len() {
         return Err(Error::Invalid(format!("{id}: {} runs for {} seeds", runs.len(), seeds.len())));
     }
