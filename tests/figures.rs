@@ -390,3 +390,33 @@ fn a_smoke_run_does_not_replace_a_record_of_another_scale() {
     );
     assert!(o.status.success(), "{}", text(&o));
 }
+
+/// The regime's test of what pre-training buys (scripts/regime/pretraining-effect*.rhai): every task scored on the
+/// pre-trained snapshots and on the never pre-trained encoder, one paired claim per task with a verdict.
+#[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
+fn the_pretraining_effect_script_pairs_every_task_with_its_never_pretrained_control() {
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("o");
+    let script = crossling::figures::scripts_dir().join("regime/pretraining-effect-preln.rhai");
+    let o = run_script(&script, &out, &data, work.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("pretraining-effect-preln.json")).unwrap()).unwrap();
+    let claims = rec["claims"].as_array().unwrap();
+    assert_eq!(claims.len(), 3);
+    for (claim, task) in claims.iter().zip(["ner", "nli", "parse"]) {
+        assert_eq!(claim["id"], format!("pretraining-helps-{task}"));
+        let verdict = claim["verdict"].as_str().unwrap();
+        assert!(["supported", "contradicted", "inconclusive"].contains(&verdict), "{claim}");
+        let diff = format!("pretrained/{task}-fr/4 − random-init/{task}-fr");
+        let d = &rec["scores"][&diff];
+        assert!(
+            d["low"].as_f64().unwrap() <= d["high"].as_f64().unwrap() && d["interval"] == "bootstrap",
+            "{diff}: {d}"
+        );
+        assert!(rec["scores"][format!("pretrained/{task}-en-dev/4")]["estimate"].is_number());
+    }
+    assert_eq!(rec["tables"][0]["rows"].as_array().unwrap().len(), 6, "3 tasks × (control + pre-trained)");
+}

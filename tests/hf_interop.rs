@@ -161,6 +161,11 @@ fn import_and_export_match_transformers() {
     };
     let (vs, shared) = model(&cfg, 11);
     let tok = ModelTokenizer::crossling(joint);
+    // A pre-LN model has no BertForMaskedLM equivalent: refused, nothing written.
+    let pre = ModelConfig { pre_ln: true, ..cfg.clone() };
+    let (vs_pre, _) = model(&pre, 11);
+    let e = export_hf(&vs_pre, &pre, &tok, None, &d.join("pre")).unwrap_err().to_string();
+    assert!(e.contains("pre-LN") && !d.join("pre").exists(), "{e}");
     export_hf(&vs, &cfg, &tok, None, &d.join("shared")).unwrap();
     let (ids_s, mask_s) = batch(&[8, 5, 2], 5, cfg.vocab_size as i64);
     write_inputs(&d.join("shared_in.safetensors"), &ids_s, &mask_s);

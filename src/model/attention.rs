@@ -1,5 +1,6 @@
 //! Multi-head self-attention (Vaswani et al. 2017, §3.2) as in BERT (Devlin et al. 2019), post-LN:
-//! `LayerNorm(x + Dropout(W_o · Attention(x W_q, x W_k, x W_v)))`, with
+//! `LayerNorm(x + Dropout(W_o · Attention(x W_q, x W_k, x W_v)))`, or pre-LN when the config says so (Xiong et al.
+//! 2020): `x + Dropout(W_o · Attention(n W_q, n W_k, n W_v))` with `n = LayerNorm(x)`, the same parameters; with
 //! `Attention(Q, K, V) = softmax(Q Kᵀ / √d_head + M) V`, computed by libtorch's fused
 //! `scaled_dot_product_attention`. `M` is the key-padding mask, given to libtorch as a boolean `[batch, 1, 1, seq]`
 //! tensor (true = attend; padded keys get −∞, i.e. weight exactly 0). A boolean mask rather than an additive float
@@ -53,6 +54,7 @@ pub struct Attention {
     heads: i64,
     dropout: f64,
     attention_dropout: f64,
+    pre_ln: bool,
 }
 
 impl Attention {
@@ -70,23 +72,29 @@ impl Attention {
             heads: cfg.heads as i64,
             dropout: cfg.dropout,
             attention_dropout: cfg.attention_dropout,
+            pre_ln: cfg.pre_ln,
         }
     }
 
-    /// Self-attention with residual connection and LayerNorm.
+    /// Self-attention with residual connection and LayerNorm (after the sum, or on the input when pre-LN).
     ///
     /// # Shapes
     /// `x`: `[batch, seq, hidden]`; `key_mask`: `[batch, seq]` (1 = token) → `[batch, seq, hidden]`
     pub fn forward(&self, x: &Tensor, key_mask: Option<&Tensor>, train: bool) -> Tensor {
         let (b, t, d) = x.size3().expect("hidden states are [batch, seq, hidden]");
+        let input = if self.pre_ln { self.layer_norm.forward(x) } else { x.shallow_clone() }; // [b, t, d]
         let split = |y: Tensor| y.view([b, t, self.heads, d / self.heads]).transpose(1, 2); // [b, H, t, d/H]
-        let q = split(self.query.forward(x));
-        let k = split(self.key.forward(x));
-        let v = split(self.value.forward(x));
+        let q = split(self.query.forward(&input));
+        let k = split(self.key.forward(&input));
+        let v = split(self.value.forward(&input));
         let ctx = attend(&q, &k, &v, key_mask, self.attention_dropout, train); // [b, H, t, d/H]
         let ctx = ctx.transpose(1, 2).contiguous().view([b, t, d]); // [b, t, d]
         let out = dropout(&self.output.forward(&ctx), self.dropout, train);
-        self.layer_norm.forward(&(out + x))
+        if self.pre_ln {
+            out + x
+        } else {
+            self.layer_norm.forward(&(out + x))
+        }
     }
 }
 

@@ -65,6 +65,17 @@ pub struct ModelConfig {
     /// Omitted from the JSON when 0, so configs written before this field existed read and write unchanged.
     #[serde(skip_serializing_if = "is_zero")]
     pub type_vocab_size: usize,
+    /// Pre-LN layers (Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture"): each block's
+    /// LayerNorm moves to the block's input, `x + Dropout(f(LayerNorm(x)))`, and one more LayerNorm
+    /// (`encoder.LayerNorm`) normalises the last layer's output; `false` is BERT's post-LN,
+    /// `LayerNorm(x + Dropout(f(x)))`. Same parameter names otherwise. Omitted from the JSON when false, so configs
+    /// written before this field existed read and write unchanged (and keep their model-cache keys).
+    #[serde(skip_serializing_if = "is_false")]
+    pub pre_ln: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -87,6 +98,7 @@ impl Default for ModelConfig {
             sharing: SharingPlan::default(),
             tie_output: true,
             type_vocab_size: 0,
+            pre_ln: false,
         }
     }
 }
@@ -261,6 +273,10 @@ mod tests {
         let back = ModelConfig::from_json(&c.to_json().unwrap()).unwrap();
         assert_eq!(back.type_vocab_size, 2);
         c.type_vocab_size = 0;
+        assert!(!c.to_json().unwrap().contains("pre_ln"), "post-LN is not written: old cache keys stay");
+        c.pre_ln = true;
+        assert!(ModelConfig::from_json(&c.to_json().unwrap()).unwrap().pre_ln);
+        c.pre_ln = false;
         let partial = ModelConfig::from_json(r#"{"vocab_size": 10, "hidden": 8, "heads": 2}"#).unwrap();
         assert_eq!(partial.layers, 8);
         let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,9 @@
 //! The BERT encoder (Devlin et al. 2019; Vaswani et al. 2017) with the sharing plan of Wu et al. (2020,
 //! §3–4): embeddings (optionally per language) and `L` layers whose bottom `sep_layers` may be per language
-//! (`encoder.layer.{i}.lang.{lang}.…`). Each batch is one language, as in the study.
+//! (`encoder.layer.{i}.lang.{lang}.…`). Each batch is one language, as in the study. A pre-LN encoder
+//! (`ModelConfig::pre_ln`) has one more LayerNorm, `encoder.LayerNorm`, on the last layer's output: its
+//! `hidden_states[L]` (and every path that runs through layer `L`) is normalised, the states below are the
+//! residual stream.
 use tch::{nn, Tensor};
 
 use super::config::ModelConfig;
@@ -34,6 +37,8 @@ pub struct Encoder {
     pub embeddings: Embeddings,
     /// `encoder.layer.{i}`, shared or per language.
     pub layers: Vec<PerLanguage<Layer>>,
+    /// `encoder.LayerNorm`, the final LayerNorm of a pre-LN encoder (absent when post-LN).
+    pub final_layer_norm: Option<nn::LayerNorm>,
     cfg: ModelConfig,
 }
 
@@ -49,7 +54,21 @@ impl Encoder {
                 PerLanguage::build(&(&lp / i), sep, &cfg.languages, |q| Ok(Layer::new(q, cfg)))
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Encoder { embeddings, layers, cfg: cfg.clone() })
+        let final_layer_norm = cfg
+            .pre_ln
+            .then(|| super::sharing::layer_norm(&(p / "encoder" / "LayerNorm"), cfg.hidden, cfg.layer_norm_eps));
+        Ok(Encoder { embeddings, layers, final_layer_norm, cfg: cfg.clone() })
+    }
+
+    /// `x` after the final LayerNorm of a pre-LN encoder; `x` itself when post-LN.
+    ///
+    /// # Shapes
+    /// `[batch, seq, hidden]` → `[batch, seq, hidden]`
+    fn finish(&self, x: Tensor) -> Tensor {
+        match &self.final_layer_norm {
+            Some(ln) => nn::Module::forward(ln, &x),
+            None => x,
+        }
     }
 
     /// The configuration the encoder was built from.
@@ -79,7 +98,7 @@ impl Encoder {
             hidden_states.push(x);
             x = next;
         }
-        hidden_states.push(x);
+        hidden_states.push(self.finish(x));
         Ok(EncoderOutput { hidden_states })
     }
 
@@ -108,7 +127,7 @@ impl Encoder {
         for layer in layers {
             x = layer.forward(&x, attention_mask, train);
         }
-        Ok(x)
+        Ok(if upto == self.layers.len() { self.finish(x) } else { x })
     }
 
     /// Continues a forward pass from the hidden states `hidden` at layer `start` (0 = the embedding output) through
@@ -145,7 +164,7 @@ impl Encoder {
         for layer in layers {
             x = layer.forward(&x, attention_mask, train);
         }
-        Ok(x)
+        Ok(if start == self.layers.len() { x } else { self.finish(x) })
     }
 }
 

@@ -1,5 +1,6 @@
 //! One post-LN transformer layer of BERT (Vaswani et al. 2017; Devlin et al. 2019): self-attention block,
-//! then `LayerNorm(h + Dropout(W_2 · GELU(W_1 h)))`. HF names: `attention.…`, `intermediate.dense`,
+//! then `LayerNorm(h + Dropout(W_2 · GELU(W_1 h)))`; pre-LN (`ModelConfig::pre_ln`, Xiong et al. 2020) instead
+//! `h + Dropout(W_2 · GELU(W_1 LayerNorm(h)))`, the same parameters. HF names: `attention.…`, `intermediate.dense`,
 //! `output.dense`, `output.LayerNorm`.
 use tch::{nn, nn::Module, Tensor};
 
@@ -20,6 +21,7 @@ pub struct Layer {
     /// `output.LayerNorm`.
     pub layer_norm: nn::LayerNorm,
     dropout: f64,
+    pre_ln: bool,
 }
 
 impl Layer {
@@ -32,6 +34,7 @@ impl Layer {
             output: dense(&(p / "output" / "dense"), f, d),
             layer_norm: layer_norm(&(p / "output" / "LayerNorm"), d, cfg.layer_norm_eps),
             dropout: cfg.dropout,
+            pre_ln: cfg.pre_ln,
         }
     }
 
@@ -41,8 +44,13 @@ impl Layer {
     /// `x`: `[batch, seq, hidden]`; `key_mask`: `[batch, seq]` (1 = token) → `[batch, seq, hidden]`
     pub fn forward(&self, x: &Tensor, key_mask: Option<&Tensor>, train: bool) -> Tensor {
         let h = self.attention.forward(x, key_mask, train); // [batch, seq, hidden]
-        let f = self.intermediate.forward(&h).gelu("none"); // [batch, seq, ffn]
+        let input = if self.pre_ln { self.layer_norm.forward(&h) } else { h.shallow_clone() }; // [batch, seq, hidden]
+        let f = self.intermediate.forward(&input).gelu("none"); // [batch, seq, ffn]
         let out = dropout(&self.output.forward(&f), self.dropout, train); // [batch, seq, hidden]
-        self.layer_norm.forward(&(out + h))
+        if self.pre_ln {
+            out + h
+        } else {
+            self.layer_norm.forward(&(out + h))
+        }
     }
 }

@@ -198,6 +198,54 @@ fn a_forward_pass_continues_from_any_layer() {
     assert!(model.encoder.forward_from(&bad, 1, None, "fr", false).unwrap_err().to_string().contains("expected"));
 }
 
+/// Pre-LN (Xiong et al. 2020): the same parameters plus `encoder.LayerNorm`; the last hidden state is normalised,
+/// the ones below are the residual stream, and continuing from any layer reproduces the last state.
+#[test]
+fn pre_ln_normalises_the_last_state_and_continues_from_any_layer() {
+    let _rng = rng_lock();
+    tch::manual_seed(3);
+    let post = tiny(&["en", "fr"], false, 1);
+    let pre = ModelConfig { pre_ln: true, ..post.clone() };
+    let (vs_post, _) = build(&post);
+    let (vs, model) = build(&pre);
+    let added: Vec<String> = names(&vs).difference(&names(&vs_post)).cloned().collect();
+    assert_eq!(added, ["bert.encoder.LayerNorm.bias", "bert.encoder.LayerNorm.weight"]);
+    let (ids, mask) = batch();
+    let out = model.encoder.forward(&ids, Some(&mask), "fr", false).unwrap();
+    let last = out.last(); // [2, 6, 16]
+    let mean = last.mean_dim(-1, false, Kind::Float).abs().max().double_value(&[]);
+    let std = last.std_dim(-1, false, false).double_value(&[0, 0]);
+    assert!(mean < 1e-5 && (std - 1.0).abs() < 1e-3, "mean {mean}, std {std}");
+    // A pre-LN layer adds to its input an update that sees only the input's LayerNorm, so scaling the input
+    // leaves the update unchanged: layer(2x) − 2x = layer(x) − x.
+    let layer = model.encoder.layers[1].get("fr").unwrap();
+    let x = &out.hidden_states[1];
+    let update = layer.forward(x, Some(&mask), false) - x;
+    let scaled = layer.forward(&(x * 2.0), Some(&mask), false) - x * 2.0;
+    assert!((&update - &scaled).abs().max().double_value(&[]) < 1e-4);
+    for start in 0..out.hidden_states.len() {
+        let from = model.encoder.forward_from(&out.hidden_states[start], start, Some(&mask), "fr", false).unwrap();
+        assert!((&from - last).abs().max().double_value(&[]) < 1e-5, "from layer {start}");
+        let until = model.encoder.forward_until(&ids, Some(&mask), "fr", start, false).unwrap();
+        assert!((&until - &out.hidden_states[start]).abs().max().double_value(&[]) < 1e-6, "until layer {start}");
+    }
+    // With the same weights (scaled up so that the blocks' updates are not negligible), post-LN computes another
+    // function.
+    let (mut vs_b, post_model) = build(&post);
+    vs_b.copy(&vs).unwrap();
+    tch::no_grad(|| {
+        for (name, mut v) in vs.variables().into_iter().chain(vs_b.variables()) {
+            if name.ends_with(".weight") && !name.contains("LayerNorm") {
+                let _ = v.g_mul_scalar_(20.0);
+            }
+        }
+    });
+    let a = model.encoder.forward(&ids, Some(&mask), "fr", false).unwrap();
+    let b = post_model.encoder.forward(&ids, Some(&mask), "fr", false).unwrap();
+    let diff = (a.last() - b.last()).abs().max().double_value(&[]);
+    assert!(diff > 1e-2, "pre-LN and post-LN agree to {diff}");
+}
+
 #[test]
 fn language_errors_and_bad_inputs() {
     let _rng = rng_lock();

@@ -86,6 +86,10 @@ pub struct Pretraining {
     pub peak_lr: f64,
     pub eval_every: u64,
     pub eval_batches: usize,
+    /// Dropout of the encoder (embeddings, attention probabilities, block outputs); BERT's 0.1 at every scale.
+    pub dropout: f64,
+    /// Pre-LN blocks instead of BERT's post-LN ([`ModelConfig::pre_ln`]); false at every scale.
+    pub pre_ln: bool,
 }
 
 impl Pretraining {
@@ -105,6 +109,8 @@ impl Pretraining {
             peak_lr,
             eval_every,
             eval_batches,
+            dropout: arch.dropout,
+            pre_ln: arch.pre_ln,
         };
         match scale {
             Scale::Smoke => s(300, 400, 32, 4, 4, 2, 5e-4, 2, 1),
@@ -227,6 +233,9 @@ pub fn preset_at(name: &str, langs: &str, sc: &Pretraining) -> Result<RunConfig>
         layers: sc.layers,
         heads: sc.heads,
         languages: languages.clone(),
+        dropout: sc.dropout,
+        attention_dropout: sc.dropout,
+        pre_ln: sc.pre_ln,
         ..ModelConfig::default()
     };
     model.max_positions = model.max_positions.max(sc.seq_len);

@@ -65,6 +65,10 @@ pub struct ShapeChange {
     pub lr: Option<f64>,
     /// Validation (and `last/` checkpoint) interval in steps.
     pub eval_every: Option<u64>,
+    /// Dropout of the encoder (embeddings, attention probabilities, block outputs).
+    pub dropout: Option<f64>,
+    /// Pre-LN blocks ([`crate::model::ModelConfig::pre_ln`]).
+    pub pre_ln: Option<bool>,
 }
 
 impl ShapeChange {
@@ -80,6 +84,8 @@ impl ShapeChange {
         sc.warmup = self.warmup.unwrap_or(sc.warmup);
         sc.peak_lr = self.lr.unwrap_or(sc.peak_lr);
         sc.eval_every = self.eval_every.unwrap_or(sc.eval_every);
+        sc.dropout = self.dropout.unwrap_or(sc.dropout);
+        sc.pre_ln = self.pre_ln.unwrap_or(sc.pre_ln);
         sc
     }
 }
@@ -192,9 +198,10 @@ pub fn describe(p: &Pretraining) -> String {
         out
     };
     format!(
-        "{}-layer, {}-wide models ({} heads) pre-trained for {} steps of {} × {} tokens on up to {} sentences per \
+        "{}-layer{}, {}-wide models ({} heads) pre-trained for {} steps of {} × {} tokens on up to {} sentences per \
          language",
         p.layers,
+        if p.pre_ln { " pre-LN" } else { "" },
         p.hidden,
         p.heads,
         thousands(p.steps as usize),
@@ -202,4 +209,31 @@ pub fn describe(p: &Pretraining) -> String {
         p.seq_len,
         thousands(p.max_sentences)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shape_change_reaches_the_model_and_leaves_the_rest() {
+        let plain = ModelRequest::new("default", "en-fr").run_config(Scale::Cpu, 0, &Compute::cpu()).unwrap();
+        let m = &plain.train.model;
+        assert_eq!((m.dropout, m.attention_dropout, m.pre_ln, m.layers), (0.1, 0.1, false, 4));
+        assert!(!m.to_json().unwrap().contains("pre_ln"));
+        let change: ShapeChange =
+            serde_json::from_str(r#"{"layers": 2, "dropout": 0.0, "pre_ln": true, "lr": 0.002, "warmup": 100}"#)
+                .unwrap();
+        let req = ModelRequest { shape: Some(change), ..ModelRequest::new("default", "en-fr") };
+        let cfg = req.run_config(Scale::Cpu, 0, &Compute::cpu()).unwrap();
+        let m = &cfg.train.model;
+        assert_eq!((m.dropout, m.attention_dropout, m.pre_ln, m.layers), (0.0, 0.0, true, 2));
+        assert_eq!((cfg.train.peak_lr, cfg.train.warmup_steps), (0.002, 100));
+        assert_eq!((m.hidden, cfg.train.batch_size, cfg.train.steps), (128, 32, 1_500), "the rest is the scale's");
+        let sc = req.shape.as_ref().unwrap().apply(Pretraining::at(Scale::Cpu));
+        assert!(describe(&sc).starts_with("2-layer pre-LN, 128-wide models (4 heads)"), "{}", describe(&sc));
+        assert!(describe(&Pretraining::at(Scale::Cpu)).starts_with("4-layer, 128-wide"));
+        let bad = serde_json::from_str::<ShapeChange>(r#"{"pre_LN": true}"#).unwrap_err().to_string();
+        assert!(bad.contains("unknown field `pre_LN`"), "{bad}");
+    }
 }

@@ -50,6 +50,13 @@ pub fn export_hf(
     out: &Path,
 ) -> Result<ExportSummary> {
     let lang = check_lang(cfg, tokenizer, lang)?;
+    if cfg.pre_ln {
+        return Err(Error::Invalid(
+            "this model is pre-LN (`pre_ln = true`): Hugging Face's BertForMaskedLM is post-LN and would compute \
+             another function with these weights, so export writes no folder for it"
+                .into(),
+        ));
+    }
     if !vs.variables().keys().any(|n| n.starts_with("cls.predictions.")) {
         return Err(Error::Invalid(
             "this model has no masked-LM head (it was read from a checkpoint saved without one, e.g. a BertModel); \
