@@ -16,6 +16,7 @@ use tch::{nn, nn::Module, Device, Tensor};
 
 use super::config::ModelConfig;
 use super::dropout::dropout;
+use super::residual::residual;
 use super::sharing::{dense, layer_norm};
 
 /// Fused scaled dot-product attention with an optional key-padding mask.
@@ -82,19 +83,15 @@ impl Attention {
     /// `x`: `[batch, seq, hidden]`; `key_mask`: `[batch, seq]` (1 = token) → `[batch, seq, hidden]`
     pub fn forward(&self, x: &Tensor, key_mask: Option<&Tensor>, train: bool) -> Tensor {
         let (b, t, d) = x.size3().expect("hidden states are [batch, seq, hidden]");
-        let input = if self.pre_ln { self.layer_norm.forward(x) } else { x.shallow_clone() }; // [b, t, d]
-        let split = |y: Tensor| y.view([b, t, self.heads, d / self.heads]).transpose(1, 2); // [b, H, t, d/H]
-        let q = split(self.query.forward(&input));
-        let k = split(self.key.forward(&input));
-        let v = split(self.value.forward(&input));
-        let ctx = attend(&q, &k, &v, key_mask, self.attention_dropout, train); // [b, H, t, d/H]
-        let ctx = ctx.transpose(1, 2).contiguous().view([b, t, d]); // [b, t, d]
-        let out = dropout(&self.output.forward(&ctx), self.dropout, train);
-        if self.pre_ln {
-            out + x
-        } else {
-            self.layer_norm.forward(&(out + x))
-        }
+        residual(&self.layer_norm, self.pre_ln, x, |input| {
+            let split = |y: Tensor| y.view([b, t, self.heads, d / self.heads]).transpose(1, 2); // [b, H, t, d/H]
+            let q = split(self.query.forward(input));
+            let k = split(self.key.forward(input));
+            let v = split(self.value.forward(input));
+            let ctx = attend(&q, &k, &v, key_mask, self.attention_dropout, train); // [b, H, t, d/H]
+            let ctx = ctx.transpose(1, 2).contiguous().view([b, t, d]); // [b, t, d]
+            dropout(&self.output.forward(&ctx), self.dropout, train)
+        })
     }
 }
 

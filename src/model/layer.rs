@@ -7,6 +7,7 @@ use tch::{nn, nn::Module, Tensor};
 use super::attention::Attention;
 use super::config::ModelConfig;
 use super::dropout::dropout;
+use super::residual::residual;
 use super::sharing::{dense, layer_norm};
 
 /// A BERT encoder layer (HF: `bert.encoder.layer.{i}`).
@@ -44,13 +45,9 @@ impl Layer {
     /// `x`: `[batch, seq, hidden]`; `key_mask`: `[batch, seq]` (1 = token) → `[batch, seq, hidden]`
     pub fn forward(&self, x: &Tensor, key_mask: Option<&Tensor>, train: bool) -> Tensor {
         let h = self.attention.forward(x, key_mask, train); // [batch, seq, hidden]
-        let input = if self.pre_ln { self.layer_norm.forward(&h) } else { h.shallow_clone() }; // [batch, seq, hidden]
-        let f = self.intermediate.forward(&input).gelu("none"); // [batch, seq, ffn]
-        let out = dropout(&self.output.forward(&f), self.dropout, train); // [batch, seq, hidden]
-        if self.pre_ln {
-            out + h
-        } else {
-            self.layer_norm.forward(&(out + h))
-        }
+        residual(&self.layer_norm, self.pre_ln, &h, |input| {
+            let f = self.intermediate.forward(input).gelu("none"); // [batch, seq, ffn]
+            dropout(&self.output.forward(&f), self.dropout, train) // [batch, seq, hidden]
+        })
     }
 }

@@ -12,6 +12,7 @@
 //! - [`sharing`]: [`PerLanguage`], shared-or-per-language groups.
 //! - [`embeddings`], [`attention`], [`layer`], [`encoder`]: the encoder, returning every layer's hidden states.
 //! - [`dropout`]: dropout with a host-drawn mask on the CPU.
+//! - [`residual`]: a block's residual connection with its LayerNorm after the sum (post-LN) or on the input (pre-LN).
 //! - [`heads`]: the MLM head and [`MlmModel`] with its loss.
 //! - [`tokenizer`]: [`ModelTokenizer`], crossling or Hugging Face, with word-aligned encodings.
 //! - [`checkpoint`]: the files of a checkpoint folder and the recorded hash of its weights.
@@ -27,6 +28,7 @@ pub mod heads;
 pub mod hf;
 pub mod layer;
 pub mod load;
+pub mod residual;
 pub mod sharing;
 pub mod tokenizer;
 
