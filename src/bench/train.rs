@@ -5,7 +5,8 @@
 //! Shapes: `cpu` and `paper`, the pre-training settings of those scales ([`Pretraining::at`]: layers, width, heads,
 //! a pair's vocabulary, batch and stream length; `paper` with 4 × 256 tokens per step so that it finishes in minutes
 //! on 2 cores); `--layers`, `--hidden`, `--heads`, `--vocab`, `--batch` and `--seq` change them (the shapes tried
-//! for the `cpu` regime). Reports tokens/s of both, the ratio
+//! for the `cpu` regime). Both sides are post-LN BERT: the reference has no pre-LN form, and the `cpu` scale's
+//! pre-LN blocks run the same operations in another order. Reports tokens/s of both, the ratio
 //! crossling / PyTorch, and model FLOP/s (formula in [`crossling::train::bench`]) against a matmul peak measured
 //! in the same command; on CUDA also the bf16-autocast runs and their MFU against the measured bf16 matmul peak.
 //! tokens/s is over all timed steps; "best step" is `batch · seq` over the fastest timed step, the estimate least
@@ -66,8 +67,8 @@ pub struct TrainBenchArgs {
     /// Attention heads instead of the scale's.
     #[arg(long)]
     heads: Option<usize>,
-    /// Dropout of hidden states and attention weights in both runs (default: the model's 0.1); 0 shows what the
-    /// dropout masks cost.
+    /// Dropout of hidden states and attention weights in both runs (default: the scale's, none at cpu and BERT's
+    /// 0.1 at paper); 0.1 at cpu shows what the dropout masks cost.
     #[arg(long)]
     dropout: Option<f64>,
     /// Intra-op threads of both runs (default: all cores).
@@ -129,8 +130,8 @@ fn shapes(a: &TrainBenchArgs) -> Result<Vec<Shape>> {
             let seq = a.seq.unwrap_or(sc.seq_len);
             let defaults = ModelConfig::default();
             let model = ModelConfig {
-                dropout: a.dropout.unwrap_or(defaults.dropout),
-                attention_dropout: a.dropout.unwrap_or(defaults.attention_dropout),
+                dropout: a.dropout.unwrap_or(sc.dropout),
+                attention_dropout: a.dropout.unwrap_or(sc.dropout),
                 vocab_size: a.vocab.unwrap_or(sc.vocab),
                 layers: a.layers.unwrap_or(sc.layers),
                 hidden: a.hidden.unwrap_or(sc.hidden),

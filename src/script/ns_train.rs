@@ -251,7 +251,7 @@ mod tests {
         }
         let text = super::describe(&crate::train::presets::Pretraining::at(Scale::Cpu));
         assert!(
-            text.starts_with("4-layer, 128-wide models (4 heads) pre-trained for 1,500 steps of 32 × 64"),
+            text.starts_with("4-layer pre-LN, 128-wide models (4 heads) pre-trained for 10,000 steps of 32 × 64"),
             "{text}"
         );
         assert!(text.ends_with("on up to 100,000 sentences per language"), "{text}");

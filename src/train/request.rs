@@ -95,7 +95,10 @@ impl ModelRequest {
     /// the device is not part of a model's cache key and its precision is).
     pub fn run_config(&self, scale: Scale, seed: u64, compute: &Compute) -> Result<RunConfig> {
         let sc = Pretraining::at(scale);
-        let sc = self.shape.as_ref().map_or(sc, |change| change.apply(sc));
+        let sc = match &self.shape {
+            Some(change) => change.apply(sc),
+            None => sc,
+        };
         let mut cfg = preset_at(&self.preset, &self.langs, &sc)?;
         cfg.train.seed = self.seed.unwrap_or(seed);
         cfg.corpus.seed = self.data_seed.filter(|&d| d != cfg.train.seed);
@@ -103,6 +106,8 @@ impl ModelRequest {
         cfg.train.precision = compute.precision();
         if let Some(steps) = self.steps {
             cfg.train.steps = steps;
+            // The scale's snapshots past a shorter budget are dropped (a longer one keeps them all).
+            cfg.train.snapshot_steps.retain(|&t| t <= steps);
         }
         if let Some(snapshots) = &self.snapshots {
             let mut steps = snapshots.clone();
@@ -219,20 +224,28 @@ mod tests {
     fn a_shape_change_reaches_the_model_and_leaves_the_rest() {
         let plain = ModelRequest::new("default", "en-fr").run_config(Scale::Cpu, 0, &Compute::cpu()).unwrap();
         let m = &plain.train.model;
-        assert_eq!((m.dropout, m.attention_dropout, m.pre_ln, m.layers), (0.1, 0.1, false, 4));
-        assert!(!m.to_json().unwrap().contains("pre_ln"));
+        assert_eq!((m.dropout, m.attention_dropout, m.pre_ln, m.layers), (0.0, 0.0, true, 4));
+        assert_eq!(plain.train.snapshot_steps, [250, 500, 1_500, 5_000, 10_000]);
+        let smoke = ModelRequest::new("default", "en-fr").run_config(Scale::Smoke, 0, &Compute::cpu()).unwrap();
+        assert!(!smoke.train.model.to_json().unwrap().contains("pre_ln") && smoke.train.snapshot_steps.is_empty());
         let change: ShapeChange =
-            serde_json::from_str(r#"{"layers": 2, "dropout": 0.0, "pre_ln": true, "lr": 0.002, "warmup": 100}"#)
+            serde_json::from_str(r#"{"layers": 2, "dropout": 0.1, "pre_ln": false, "lr": 0.002, "warmup": 100}"#)
                 .unwrap();
         let req = ModelRequest { shape: Some(change), ..ModelRequest::new("default", "en-fr") };
         let cfg = req.run_config(Scale::Cpu, 0, &Compute::cpu()).unwrap();
         let m = &cfg.train.model;
-        assert_eq!((m.dropout, m.attention_dropout, m.pre_ln, m.layers), (0.0, 0.0, true, 2));
+        assert_eq!((m.dropout, m.attention_dropout, m.pre_ln, m.layers), (0.1, 0.1, false, 2));
         assert_eq!((cfg.train.peak_lr, cfg.train.warmup_steps), (0.002, 100));
-        assert_eq!((m.hidden, cfg.train.batch_size, cfg.train.steps), (128, 32, 1_500), "the rest is the scale's");
+        assert_eq!((m.hidden, cfg.train.batch_size, cfg.train.steps), (128, 32, 10_000), "the rest is the scale's");
         let sc = req.shape.as_ref().unwrap().apply(Pretraining::at(Scale::Cpu));
-        assert!(describe(&sc).starts_with("2-layer pre-LN, 128-wide models (4 heads)"), "{}", describe(&sc));
-        assert!(describe(&Pretraining::at(Scale::Cpu)).starts_with("4-layer, 128-wide"));
+        assert!(describe(&sc).starts_with("2-layer, 128-wide models (4 heads)"), "{}", describe(&sc));
+        assert!(describe(&Pretraining::at(Scale::Cpu)).starts_with("4-layer pre-LN, 128-wide"));
+        // A shorter budget drops the snapshots past it; a longer one keeps them all.
+        let short = ModelRequest { steps: Some(1_500), ..ModelRequest::new("default", "en-fr") };
+        let cfg = short.run_config(Scale::Cpu, 0, &Compute::cpu()).unwrap();
+        assert_eq!(cfg.train.snapshot_steps, [250, 500, 1_500]);
+        let long = ModelRequest { steps: Some(30_000), ..ModelRequest::new("multilingual", "en-fr-de-ru-zh") };
+        assert_eq!(long.run_config(Scale::Cpu, 0, &Compute::cpu()).unwrap().train.snapshot_steps.len(), 5);
         let bad = serde_json::from_str::<ShapeChange>(r#"{"pre_LN": true}"#).unwrap_err().to_string();
         assert!(bad.contains("unknown field `pre_LN`"), "{bad}");
     }
