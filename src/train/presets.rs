@@ -92,8 +92,8 @@ pub struct Pretraining {
     pub dropout: f64,
     /// Pre-LN blocks instead of BERT's post-LN ([`ModelConfig::pre_ln`]): at cpu only.
     pub pre_ln: bool,
-    /// Steps after which every model of the scale keeps a copy of itself ([`TrainConfig::snapshot_steps`]; those
-    /// past a shorter run's budget are dropped): at cpu the `emergence` curves' budgets, so that figure reads the
+    /// Steps after which every model of the scale keeps a copy of itself ([`TrainConfig::snapshot_steps`]; a
+    /// request for a shorter budget drops those past it, [`crate::train::request::ModelRequest::run_config`]): at cpu the `emergence` curves' budgets, so that figure reads the
     /// very models the other figures use. Empty at smoke and paper.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub snapshot_steps: Vec<u64>,
@@ -312,7 +312,7 @@ pub fn preset_at(name: &str, langs: &str, sc: &Pretraining) -> Result<RunConfig>
             eval_every: sc.eval_every,
             eval_batches: sc.eval_batches,
             checkpoint_every: sc.eval_every,
-            snapshot_steps: sc.snapshot_steps.iter().copied().filter(|&t| t <= sc.steps).collect(),
+            snapshot_steps: sc.snapshot_steps.clone(),
             select_lang,
             ..TrainConfig::default()
         },
