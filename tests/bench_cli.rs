@@ -40,3 +40,41 @@ fn bench_train_can_run_the_reference_first() {
     assert!(before.is_some() && ours.is_some() && before < ours, "{err}");
     assert!(out.contains("ratio crossling / pytorch (fp32)"), "{out}");
 }
+
+/// Runs `bench train --json` on a tiny model of the `cpu` scale with `extra` flags; returns the one shape's report.
+fn tiny_cpu_report(extra: &[&str]) -> serde_json::Value {
+    let python = common::reference_python();
+    let tiny = ["--layers", "1", "--hidden", "32", "--heads", "2", "--vocab", "500", "--seq", "16", "--batch", "2"];
+    let o = Command::new(env!("CARGO_BIN_EXE_crossling"))
+        .args(["bench", "train", "--shape", "cpu", "--steps", "1", "--warmup", "0", "--threads", "1", "--json"])
+        .args(tiny)
+        .args(extra)
+        .arg("--python")
+        .arg(&python)
+        .output()
+        .expect("run crossling");
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{out}{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    report["shapes"][0].clone()
+}
+
+#[test]
+fn bench_train_times_the_cpu_scales_pre_ln_blocks_on_both_sides_and_post_ln_on_request() {
+    let hidden = 32;
+    // (flags, blocks, reference model, extra reference parameters): Hugging Face's token-type rows (RoBERTa: 1,
+    // BERT: 2) and RoBERTa's two position rows before the first position, each `hidden` wide.
+    let cases: [(&[&str], &str, &str, i64); 2] =
+        [(&[], "pre-LN", "RobertaPreLayerNormForMaskedLM", 3), (&["--post-ln"], "post-LN", "BertForMaskedLM", 2)];
+    for (flags, blocks, model, extra_rows) in cases {
+        let s = tiny_cpu_report(flags);
+        assert_eq!(s["blocks"], blocks, "{s}");
+        assert_eq!(s["dropout"], 0.0, "the cpu scale trains without dropout: {s}");
+        let run = &s["runs"][0];
+        assert_eq!(run["pytorch"]["model"], model, "{run}");
+        assert_eq!(run["pytorch"]["pre_ln"], blocks == "pre-LN", "{run}");
+        let ours = run["crossling"]["parameters"].as_i64().unwrap();
+        let theirs = run["pytorch"]["parameters"].as_i64().unwrap();
+        assert_eq!(theirs - ours, extra_rows * hidden, "the same blocks on both sides ({blocks}): {run}");
+    }
+}

@@ -5,8 +5,9 @@
 //! Shapes: `cpu` and `paper`, the pre-training settings of those scales ([`Pretraining::at`]: layers, width, heads,
 //! a pair's vocabulary, batch and stream length; `paper` with 4 × 256 tokens per step so that it finishes in minutes
 //! on 2 cores); `--layers`, `--hidden`, `--heads`, `--vocab`, `--batch` and `--seq` change them (the shapes tried
-//! for the `cpu` regime). Both sides are post-LN BERT: the reference has no pre-LN form, and the `cpu` scale's
-//! pre-LN blocks run the same operations in another order. Reports tokens/s of both, the ratio
+//! for the `cpu` regime). The blocks follow the scale (pre-LN at `cpu`, post-LN at `paper`; `--post-ln` forces BERT's):
+//! the post-LN reference is `BertForMaskedLM`, the pre-LN one `RobertaPreLayerNormForMaskedLM`, the same pre-LN
+//! blocks as crossling's (embedding LayerNorm, LayerNorm on each sub-block's input, a final LayerNorm). Reports tokens/s of both, the ratio
 //! crossling / PyTorch, and model FLOP/s (formula in [`crossling::train::bench`]) against a matmul peak measured
 //! in the same command; on CUDA also the bf16-autocast runs and their MFU against the measured bf16 matmul peak.
 //! tokens/s is over all timed steps; "best step" is `batch · seq` over the fastest timed step, the estimate least
@@ -71,6 +72,9 @@ pub struct TrainBenchArgs {
     /// 0.1 at paper); 0.1 at cpu shows what the dropout masks cost.
     #[arg(long)]
     dropout: Option<f64>,
+    /// Post-LN blocks (BERT's) in both runs, also where the scale's presets are pre-LN (`cpu`).
+    #[arg(long)]
+    post_ln: bool,
     /// Intra-op threads of both runs (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -136,6 +140,7 @@ fn shapes(a: &TrainBenchArgs) -> Result<Vec<Shape>> {
                 layers: a.layers.unwrap_or(sc.layers),
                 hidden: a.hidden.unwrap_or(sc.hidden),
                 heads: a.heads.unwrap_or(sc.heads),
+                pre_ln: sc.pre_ln && !a.post_ln,
                 languages: Vec::new(),
                 ..defaults
             };
@@ -185,6 +190,9 @@ fn pytorch(a: &TrainBenchArgs, s: &Shape, threads: usize, device: Device, bf16: 
     args.extend(["--dropout".into(), m.dropout.to_string(), "--mask-prob".into(), "0.15".into()]);
     if bf16 {
         args.push("--bf16".into());
+    }
+    if m.pre_ln {
+        args.push("--pre-ln".into());
     }
     run_reference(&crossling::paths::python(a.python.as_deref()), &script("bench_train.py"), &args)
 }
@@ -315,6 +323,7 @@ fn train(a: TrainBenchArgs) -> Result<()> {
         results.push(json!({
             "shape": s.name,
             "layers": m.layers, "hidden": m.hidden, "heads": m.heads, "ffn": m.ffn_dim(), "vocab": m.vocab_size,
+            "blocks": if m.pre_ln { "pre-LN" } else { "post-LN" }, "dropout": m.dropout,
             "batch": s.batch, "seq": s.seq, "warmup": s.warmup, "steps": s.steps,
             "flops_per_step": flops,
             "runs": runs,
@@ -349,9 +358,9 @@ fn print_text(r: &Value) {
     }
     for s in r["shapes"].as_array().into_iter().flatten() {
         println!(
-            "\n{}: {} layers × {} wide × {} heads, vocab {}, {} × {} tokens per step, {} warm-up + {} timed steps; {:.1} GFLOP per step",
-            s["shape"].as_str().unwrap_or("?"), s["layers"], s["hidden"], s["heads"], s["vocab"], s["batch"], s["seq"],
-            s["warmup"], s["steps"], g(&s["flops_per_step"])
+            "\n{}: {} layers × {} wide × {} heads, {}, dropout {}, vocab {}, {} × {} tokens per step, {} warm-up + {} timed steps; {:.1} GFLOP per step",
+            s["shape"].as_str().unwrap_or("?"), s["layers"], s["hidden"], s["heads"], s["blocks"].as_str().unwrap_or("?"),
+            s["dropout"], s["vocab"], s["batch"], s["seq"], s["warmup"], s["steps"], g(&s["flops_per_step"])
         );
         for run in s["runs"].as_array().into_iter().flatten() {
             let p = run["precision"].as_str().unwrap_or("?");

@@ -1,7 +1,10 @@
 """PyTorch eager reference for `crossling bench train`: MLM training steps of Hugging Face `BertForMaskedLM`.
 
 The same model as crossling's encoder (post-LN BERT, tied output softmax, GELU, dropout 0.1, LayerNorm eps 1e-12,
-SDPA attention), the same batch and sequence length, BERT masking at the same rate (15%, 80/10/10), Adam
+SDPA attention); with `--pre-ln`, Hugging Face `RobertaPreLayerNormForMaskedLM` instead, the pre-LN form of the same
+blocks as crossling's pre-LN encoder (embedding LayerNorm, LayerNorm on each sub-block's input, a final LayerNorm
+after the last layer, the same MLM head; RoBERTa's position ids start after its padding id, so it gets two more
+position rows, which cost no FLOPs). The same batch and sequence length, BERT masking at the same rate (15%, 80/10/10), Adam
 (beta 0.9/0.999, eps 1e-8) with global gradient-norm clipping at 1.0, one step = forward + loss + backward + clip +
 Adam + `loss.item()` (crossling also reads the loss back every step). Batches are random ids drawn before timing;
 warm-up steps are not timed. fp32 by default; `--bf16` runs the forward pass under CUDA bf16 autocast.
@@ -17,7 +20,7 @@ import time
 
 import torch
 import transformers
-from transformers import BertConfig, BertForMaskedLM
+from transformers import BertConfig, BertForMaskedLM, RobertaPreLayerNormConfig, RobertaPreLayerNormForMaskedLM
 
 
 def masked_batch(gen, batch, seq, vocab, mask_prob, n_special, mask_id, device):
@@ -53,6 +56,7 @@ def main():
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--mask-prob", type=float, default=0.15)
     ap.add_argument("--dropout", type=float, default=0.1)
+    ap.add_argument("--pre-ln", action="store_true", help="pre-LN blocks (RobertaPreLayerNormForMaskedLM)")
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--clip", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
@@ -73,21 +77,28 @@ def main():
     device = torch.device(a.device)
     if a.bf16 and device.type != "cuda":
         raise SystemExit("--bf16 needs a CUDA device")
-    cfg = BertConfig(
+    shape = dict(
         vocab_size=a.vocab,
         hidden_size=a.hidden,
         num_hidden_layers=a.layers,
         num_attention_heads=a.heads,
         intermediate_size=a.ffn,
-        max_position_embeddings=a.max_positions,
         hidden_dropout_prob=a.dropout,
         attention_probs_dropout_prob=a.dropout,
         layer_norm_eps=1e-12,
         hidden_act="gelu",
         tie_word_embeddings=True,
     )
-    cfg._attn_implementation = "sdpa"
-    model = BertForMaskedLM(cfg).to(device).train()
+    if a.pre_ln:
+        # Ids are drawn from [n_special, vocab), so no position is padding: positions run 2 .. seq + 1.
+        cfg = RobertaPreLayerNormConfig(**shape, max_position_embeddings=a.max_positions + 2, type_vocab_size=1)
+        cfg._attn_implementation = "sdpa"
+        model = RobertaPreLayerNormForMaskedLM(cfg)
+    else:
+        cfg = BertConfig(**shape, max_position_embeddings=a.max_positions)
+        cfg._attn_implementation = "sdpa"
+        model = BertForMaskedLM(cfg)
+    model = model.to(device).train()
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, betas=(0.9, 0.999), eps=1e-8, foreach=foreach)
     gen = torch.Generator().manual_seed(a.seed)
     n_special, mask_id = 5, 4
@@ -123,6 +134,8 @@ def main():
                 "losses": losses,
                 "parameters": sum(p.numel() for p in model.parameters()),
                 "attn_implementation": model.config._attn_implementation,
+                "model": type(model).__name__,
+                "pre_ln": a.pre_ln,
                 "threads": torch.get_num_threads(),
                 "foreach": a.foreach,
                 "torch": torch.__version__,
