@@ -1,7 +1,7 @@
 //! `crossling bench` through the real binary. Where it finds the PyTorch reference scripts: a binary run away from
 //! its build folder (a GPU node) names that folder with `$CROSSLING_BENCH_REFERENCE`, and a missing script stops the
 //! benchmark before it measures anything, naming the variable. And `--reference-first`, which runs the reference
-//! before crossling's steps.
+//! before crossling's steps. And the blocks of both sides: the `cpu` scale's pre-LN, or BERT's with `--post-ln`.
 mod common;
 
 use std::process::Command;
@@ -22,39 +22,37 @@ fn bench_train_stops_at_once_when_the_reference_folder_lacks_its_script() {
     assert!(!err.contains("matmul peak"), "{err}");
 }
 
-#[test]
-fn bench_train_can_run_the_reference_first() {
+/// Runs `bench train` with the reference on a tiny model of the `cpu` scale (one timed step, one thread) with `extra`
+/// flags; returns its stdout and stderr after checking that it succeeded.
+fn tiny_cpu_bench(extra: &[&str]) -> (String, String) {
     let python = common::reference_python();
     let tiny = ["--layers", "1", "--hidden", "32", "--heads", "2", "--vocab", "500", "--seq", "16", "--batch", "2"];
     let o = Command::new(env!("CARGO_BIN_EXE_crossling"))
         .args(["bench", "train", "--shape", "cpu", "--steps", "1", "--warmup", "0", "--threads", "1"])
-        .args(tiny)
-        .arg("--reference-first")
-        .arg("--python")
-        .arg(&python)
-        .output()
-        .expect("run crossling");
-    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    assert!(o.status.success(), "{out}{err}");
-    let (before, ours) = (err.find("pytorch cpu fp32 (before crossling)"), err.find("crossling cpu fp32"));
-    assert!(before.is_some() && ours.is_some() && before < ours, "{err}");
-    assert!(out.contains("ratio crossling / pytorch (fp32)"), "{out}");
-}
-
-/// Runs `bench train --json` on a tiny model of the `cpu` scale with `extra` flags; returns the one shape's report.
-fn tiny_cpu_report(extra: &[&str]) -> serde_json::Value {
-    let python = common::reference_python();
-    let tiny = ["--layers", "1", "--hidden", "32", "--heads", "2", "--vocab", "500", "--seq", "16", "--batch", "2"];
-    let o = Command::new(env!("CARGO_BIN_EXE_crossling"))
-        .args(["bench", "train", "--shape", "cpu", "--steps", "1", "--warmup", "0", "--threads", "1", "--json"])
         .args(tiny)
         .args(extra)
         .arg("--python")
         .arg(&python)
         .output()
         .expect("run crossling");
-    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let (out, err) = (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
     assert!(o.status.success(), "{out}{err}");
+    (out, err)
+}
+
+#[test]
+fn bench_train_can_run_the_reference_first() {
+    let (out, err) = tiny_cpu_bench(&["--reference-first"]);
+    let (before, ours) = (err.find("pytorch cpu fp32 (before crossling)"), err.find("crossling cpu fp32"));
+    assert!(before.is_some() && ours.is_some() && before < ours, "{err}");
+    assert!(out.contains("ratio crossling / pytorch (fp32)"), "{out}");
+}
+
+/// The one shape's report of `bench train --json` on the tiny model with `extra` flags.
+fn tiny_cpu_report(extra: &[&str]) -> serde_json::Value {
+    let mut flags = vec!["--json"];
+    flags.extend_from_slice(extra);
+    let (out, _) = tiny_cpu_bench(&flags);
     let report: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
     report["shapes"][0].clone()
 }
