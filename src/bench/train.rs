@@ -2,18 +2,18 @@
 //! against the same model in PyTorch eager (`src/bench/reference/bench_train.py`, Hugging Face `BertForMaskedLM`),
 //! run in the same command with the same shape, batch, threads and masking rate, on random token batches.
 //!
-//! Shapes: `cpu` and `paper`, the pre-training settings of those scales ([`Pretraining::at`]: layers, width, heads,
-//! a pair's vocabulary, batch and stream length; `paper` with 4 × 256 tokens per step so that it finishes in minutes
-//! on 2 cores); `--layers`, `--hidden`, `--heads`, `--vocab`, `--batch` and `--seq` change them (the shapes tried
-//! for the `cpu` regime). The blocks follow the scale (pre-LN at `cpu`, post-LN at `paper`; `--post-ln` forces BERT's):
-//! the post-LN reference is `BertForMaskedLM`, the pre-LN one `RobertaPreLayerNormForMaskedLM`, the same pre-LN
-//! blocks as crossling's (embedding LayerNorm, LayerNorm on each sub-block's input, a final LayerNorm). Reports tokens/s of both, the ratio
-//! crossling / PyTorch, and model FLOP/s (formula in [`crossling::train::bench`]) against a matmul peak measured
-//! in the same command; on CUDA also the bf16-autocast runs and their MFU against the measured bf16 matmul peak.
-//! tokens/s is over all timed steps; "best step" is `batch · seq` over the fastest timed step, the estimate least
+//! Shapes: `cpu` and `paper`, the pre-training settings of those scales ([`Pretraining::at`]: layers, width, heads, a
+//! pair's vocabulary, batch and stream length; `paper` with 4 × 256 tokens per step so that it finishes in minutes on 2
+//! cores); `--layers`, `--hidden`, `--heads`, `--vocab`, `--batch` and `--seq` change them (the shapes tried for the
+//! `cpu` regime). The blocks follow the scale (pre-LN at `cpu`, post-LN at `paper`; `--post-ln` forces BERT's): the
+//! post-LN reference is `BertForMaskedLM`, the pre-LN one `RobertaPreLayerNormForMaskedLM`, the same pre-LN blocks as
+//! crossling's (embedding LayerNorm, LayerNorm on each sub-block's input, a final LayerNorm). Reports tokens/s of both,
+//! the ratio crossling / PyTorch, and model FLOP/s (formula in [`crossling::train::bench`]) against a matmul peak
+//! measured in the same command; on CUDA also the bf16-autocast runs and their MFU against the measured bf16 matmul
+//! peak. tokens/s is over all timed steps; "best step" is `batch · seq` over the fastest timed step, the estimate least
 //! disturbed by other work on a shared machine. Each run also times the step's matrix products alone
-//! ([`crossling::train::gemm_share`]; crossling's MLM head at the masked positions, Hugging Face's at every one)
-//! and reports the share of the step spent outside them.
+//! ([`crossling::train::gemm_share`]; crossling's MLM head at the masked positions, Hugging Face's at every one) and
+//! reports the share of the step spent outside them.
 use std::path::PathBuf;
 
 use super::analysis::{require_reference, run_reference, script};
@@ -359,8 +359,9 @@ fn print_text(r: &Value) {
     for s in r["shapes"].as_array().into_iter().flatten() {
         println!(
             "\n{}: {} layers × {} wide × {} heads, {}, dropout {}, vocab {}, {} × {} tokens per step, {} warm-up + {} timed steps; {:.1} GFLOP per step",
-            s["shape"].as_str().unwrap_or("?"), s["layers"], s["hidden"], s["heads"], s["blocks"].as_str().unwrap_or("?"),
-            s["dropout"], s["vocab"], s["batch"], s["seq"], s["warmup"], s["steps"], g(&s["flops_per_step"])
+            s["shape"].as_str().unwrap_or("?"), s["layers"], s["hidden"], s["heads"],
+            s["blocks"].as_str().unwrap_or("?"), s["dropout"], s["vocab"], s["batch"], s["seq"], s["warmup"],
+            s["steps"], g(&s["flops_per_step"])
         );
         for run in s["runs"].as_array().into_iter().flatten() {
             let p = run["precision"].as_str().unwrap_or("?");

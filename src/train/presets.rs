@@ -93,8 +93,9 @@ pub struct Pretraining {
     /// Pre-LN blocks instead of BERT's post-LN ([`ModelConfig::pre_ln`]): at cpu only.
     pub pre_ln: bool,
     /// Steps after which every model of the scale keeps a copy of itself ([`TrainConfig::snapshot_steps`]; a
-    /// request for a shorter budget drops those past it, [`crate::train::request::ModelRequest::run_config`]): at cpu the `emergence` curves' budgets, so that figure reads the
-    /// very models the other figures use. Empty at smoke and paper.
+    /// request for a shorter budget drops those past it, [`crate::train::request::ModelRequest::run_config`]): at cpu
+    /// the `emergence` curves' budgets, so that figure reads the very models the other figures use. Empty at smoke
+    /// and paper.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub snapshot_steps: Vec<u64>,
 }

@@ -4,10 +4,10 @@ The same model as crossling's encoder (post-LN BERT, tied output softmax, GELU, 
 SDPA attention); with `--pre-ln`, Hugging Face `RobertaPreLayerNormForMaskedLM` instead, the pre-LN form of the same
 blocks as crossling's pre-LN encoder (embedding LayerNorm, LayerNorm on each sub-block's input, a final LayerNorm
 after the last layer, the same MLM head; RoBERTa's position ids start after its padding id, so it gets two more
-position rows, which cost no FLOPs). The same batch and sequence length, BERT masking at the same rate (15%, 80/10/10), Adam
-(beta 0.9/0.999, eps 1e-8) with global gradient-norm clipping at 1.0, one step = forward + loss + backward + clip +
-Adam + `loss.item()` (crossling also reads the loss back every step). Batches are random ids drawn before timing;
-warm-up steps are not timed. fp32 by default; `--bf16` runs the forward pass under CUDA bf16 autocast.
+position rows, which cost no FLOPs). The same batch and sequence length, BERT masking at the same rate (15%,
+80/10/10), Adam (beta 0.9/0.999, eps 1e-8) with global gradient-norm clipping at 1.0, one step = forward + loss +
+backward + clip + Adam + `loss.item()` (crossling also reads the loss back every step). Batches are random ids drawn
+before timing; warm-up steps are not timed. fp32 by default; `--bf16` runs the forward pass under CUDA bf16 autocast.
 HF's BERT also has a 2-row token-type embedding that crossling lacks (no FLOPs worth counting).
 
 Run with the project's venv: `.venv/bin/python src/bench/reference/bench_train.py --layers 4 --hidden 256 ...`;
@@ -92,13 +92,12 @@ def main():
     if a.pre_ln:
         # Ids are drawn from [n_special, vocab), so no position is padding: positions run 2 .. seq + 1.
         cfg = RobertaPreLayerNormConfig(**shape, max_position_embeddings=a.max_positions + 2, type_vocab_size=1)
-        cfg._attn_implementation = "sdpa"
-        model = RobertaPreLayerNormForMaskedLM(cfg)
+        model_class = RobertaPreLayerNormForMaskedLM
     else:
         cfg = BertConfig(**shape, max_position_embeddings=a.max_positions)
-        cfg._attn_implementation = "sdpa"
-        model = BertForMaskedLM(cfg)
-    model = model.to(device).train()
+        model_class = BertForMaskedLM
+    cfg._attn_implementation = "sdpa"
+    model = model_class(cfg).to(device).train()
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, betas=(0.9, 0.999), eps=1e-8, foreach=foreach)
     gen = torch.Generator().manual_seed(a.seed)
     n_special, mask_id = 5, 4
