@@ -77,7 +77,7 @@ FIGURES = [
                "of monolingual models and random encoders: how similar the representations of two languages are "
                "without any learnt map.",
          data="XNLI dev; ELTeC en/fr/de, novels ru/zh; 6 `mono` + 4 `default` models and 1 `sep-emb` en–en2 model.",
-         cpu_time="new presets, one seed (the README's quick start, `--workers 2`): 37.8 min from an empty model cache on a quiet machine; `--seeds 2`: 97.6 min from an empty cache (21 models on two cores)"),
+         cpu_time="2026-11-29 presets, one seed (the README's quick start, `--workers 2`): about 4.5–5 h from an empty model cache on two cores (estimate from the 8 models measured); with the models cached 18.3 min, nearly all of it the CKA bootstrap (1,000 resamples of every cell)"),
     dict(id="table1", study="Emerging", ref="Table 1", title="Ablation results (XNLI, NER, parsing)",
          claim="Zero-shot cross-lingual transfer of bilingual MLMs under ablations of domain, anchor points "
                "(shared subwords) and parameter sharing: transfer emerges even without shared vocabulary or with "

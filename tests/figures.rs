@@ -228,15 +228,29 @@ fn fig7_values_are_cka_in_range_with_the_layers_and_pairs() {
     assert_eq!(rec["paper"]["Monolingual/en-en′/L7"].as_f64(), Some(0.24));
     let ids: Vec<&str> = rec["claims"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
     assert_eq!(ids.len(), 4, "{ids:?}");
-    // One seed: CKA has no interval, so every claim is inconclusive.
-    assert!(rec["claims"].as_array().unwrap().iter().all(|c| c["verdict"] == "inconclusive"));
-    // The same seed reproduces the same numbers from the cache.
+    // One seed: every score's interval is a bootstrap over the 24 sentences (CKA recomputed per resample), and the
+    // claims test paired differences against 0.
+    for (key, score) in rec["scores"].as_object().unwrap() {
+        assert_eq!((score["interval"].as_str(), score["items"].as_u64()), (Some("bootstrap"), Some(24)), "{key}");
+        assert!(score["low"].as_f64().unwrap() <= score["high"].as_f64().unwrap(), "{key}");
+    }
+    let est = |k: &str| rec["scores"][k]["estimate"].as_f64().unwrap_or_else(|| panic!("no score {k}"));
+    assert!((est("gap/en-fr") - (est("Bilingual/en-fr/avg") - est("Monolingual/en-fr/avg"))).abs() < 1e-12);
+    assert!((est("gap/en-de−gap/en-zh") - (est("gap/en-de") - est("gap/en-zh"))).abs() < 1e-12);
+    for claim in rec["claims"].as_array().unwrap() {
+        for check in claim["checks"].as_array().unwrap() {
+            assert_eq!(check["right"].as_f64(), Some(0.0), "{check}");
+            assert!(rec["scores"].get(check["left"].as_str().unwrap()).is_some(), "{check}");
+        }
+    }
+    // The same seed reproduces the same numbers, intervals included, from the cache.
     let again = work.path().join("again");
     let o = crossling(&["figure", "fig7", "--scale", "smoke", "--out", again.to_str().unwrap()], &data, work.path());
     assert!(o.status.success(), "{}", text(&o));
     let rec2: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(again.join("fig7.json")).unwrap()).unwrap();
     assert_eq!(rec["values"], rec2["values"]);
+    assert_eq!(rec["scores"], rec2["scores"]);
 }
 
 #[test]

@@ -241,7 +241,7 @@ pub fn cka(x: &Tensor, y: &Tensor, kind: CkaKind) -> Result<f64> {
     }
 }
 
-fn check_stacks(xs: &Tensor, ys: &Tensor) -> Result<(i64, i64)> {
+pub(crate) fn check_stacks(xs: &Tensor, ys: &Tensor) -> Result<(i64, i64)> {
     let (sx, sy) = (xs.size(), ys.size());
     if sx.len() != 3 || sy.len() != 3 {
         return Err(Error::Invalid(format!("a layer stack is [layers, rows, dim]; got X {sx:?} and Y {sy:?}")));

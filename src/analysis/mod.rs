@@ -9,6 +9,7 @@
 //! - [`bootstrap`]: percentile bootstrap confidence intervals over source words.
 //! - [`word_probe`]: the word-level alignment probe (Procrustes on a MUSE split, P@1 per layer; Emerging §5.1).
 //! - [`cka`]: linear, debiased linear and RBF CKA (Kornblith et al. 2019), and layer × layer grids.
+//! - [`cka_bootstrap`]: bootstrap replicates of layer-wise linear CKA over the examples (paired across calls).
 //! - [`language`]: mean of language, mean-difference shift, unsupervised token translation, convert rate, BLEU-1.
 //! - [`token_translation`]: the mean-difference-shift experiment on a loaded model (means of language, layer ×
 //!   α grid of convert rate and BLEU-1): the one part of this module that runs a model.
@@ -17,6 +18,7 @@
 //! throughout (`[n, d]`).
 pub mod bootstrap;
 pub mod cka;
+pub mod cka_bootstrap;
 pub mod language;
 pub mod metrics;
 pub mod normalize;

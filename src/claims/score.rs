@@ -6,8 +6,11 @@
 //!   LAS from per-sentence correct over tokens). Items that are all equal (0 correct of 41 words) would give a
 //!   zero-width bootstrap; they get the exact bound of their range instead (`range`, `[0, 1]` unless the script
 //!   says otherwise, e.g. `[−1, 1]` for paired differences; [`crate::analysis::bootstrap`]). A statistic that is
-//!   not a function of resampled items (CKA of a whole sentence set) has no interval at one seed (`interval: none`),
-//!   and a claim that rests on it stays inconclusive until seeds give it one.
+//!   not a mean over items (CKA of a whole sentence set) gets its interval from replicates the script computes on
+//!   bootstrap resamples of the items (`estimate` with `replicates`: their 2.5th and 97.5th percentiles shifted by
+//!   the bootstrap's bias estimate, [`crate::analysis::bootstrap::replicate_interval`],
+//!   [`crate::analysis::cka_bootstrap`]); without them it has no interval at one seed (`interval: none`), and a
+//!   claim that rests on it stays inconclusive until seeds give it one.
 //! - **N ≥ 2 seeds** (`figure ID --seeds N`: models trained per seed). The estimate is the mean of the per-seed
 //!   estimates. The interval is the wider, on each side, of (a) the seed interval, mean ± t₀.₉₇₅,N−1 · sd / √N
 //!   (Student t over the per-seed estimates), and (b) the per-seed bootstrap intervals averaged and centred on the
@@ -27,7 +30,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::bootstrap::{
-    check_range, mean_interval, paired_mean_interval, ratio_difference_interval, ratio_interval,
+    check_range, mean_interval, paired_mean_interval, ratio_difference_interval, ratio_interval, replicate_interval,
 };
 use crate::error::{Error, Result};
 
@@ -120,9 +123,17 @@ pub struct ScoreSpec {
     /// Per-item `[numerator, denominator]` whose ratio of sums is the score.
     #[serde(default)]
     pub ratio: Option<Vec<[f64; 2]>>,
-    /// A statistic without per-item form (CKA): no interval at one seed.
+    /// A statistic without per-item form (CKA): no interval at one seed unless `replicates` are given.
     #[serde(default)]
     pub estimate: Option<f64>,
+    /// With `estimate`: the statistic recomputed on bootstrap resamples of its test items
+    /// ([`crate::analysis::cka_bootstrap`]); the interval is their percentiles
+    /// ([`crate::analysis::bootstrap::replicate_interval`]). Needs `resampled_items`.
+    #[serde(default)]
+    pub replicates: Option<Vec<f64>>,
+    /// With `replicates`: how many test items each resample drew (the score's `items`).
+    #[serde(default)]
+    pub resampled_items: Option<usize>,
     /// The range every item lies in, before `scale` (default `[0, 1]`: hits, reciprocal ranks); items outside it are
     /// refused. It bounds the interval when every item is the same, and the interval combined over seeds. With
     /// `estimate` (no default) it states the statistic's range (CKA: `[0, 1]`) and the estimate is checked against it.
@@ -146,6 +157,14 @@ impl ScoreSpec {
         }
         if let Some(range) = self.range {
             check_range(range).map_err(|e| named(key, e))?;
+        }
+        if (self.replicates.is_some() || self.resampled_items.is_some())
+            && !(self.estimate.is_some() && self.replicates.is_some() && self.resampled_items.is_some_and(|n| n > 0))
+        {
+            return Err(Error::Invalid(format!(
+                "score '{key}': replicates go with an estimate and resampled_items (the test items each resample \
+                 drew, ≥ 1)"
+            )));
         }
         let given = [self.items.is_some(), self.ratio.is_some(), self.estimate.is_some()];
         if given.iter().filter(|&&g| g).count() != 1 {
@@ -184,7 +203,17 @@ impl ScoreSpec {
                     )));
                 }
             }
-            (e, e, e, IntervalKind::None, 0, self.range)
+            match &self.replicates {
+                Some(reps) => {
+                    let i = replicate_interval(e, reps, LEVEL).map_err(|err| named(key, err))?;
+                    let (low, high) = match self.range {
+                        Some([lo, hi]) => (i.low.clamp(lo, hi), i.high.clamp(lo, hi)),
+                        None => (i.low, i.high),
+                    };
+                    (e, low, high, IntervalKind::Bootstrap, self.resampled_items.unwrap_or(0), self.range)
+                }
+                None => (e, e, e, IntervalKind::None, 0, self.range),
+            }
         };
         if ![est, low, high].iter().all(|x| x.is_finite()) {
             return Err(Error::Invalid(format!("score '{key}': not a finite number ({est})")));
@@ -522,6 +551,35 @@ mod tests {
         assert_eq!((cka.low, cka.high, cka.interval), (0.42, 0.42, IntervalKind::None));
         assert!(!cka.has_interval());
         assert!(ScoreSpec { estimate: Some(f64::NAN), ..Default::default() }.score("k", 0).is_err());
+    }
+
+    #[test]
+    fn an_estimate_with_replicates_gets_their_percentiles_cut_to_its_range() {
+        // Replicates 0.25 … 1.05, mean 0.65 = the estimate (no bias to shift by).
+        let reps: Vec<f64> = (0..=100).map(|i| 0.25 + 0.8 * i as f64 / 100.0).collect();
+        let spec = |reps: Option<Vec<f64>>, n: Option<usize>| ScoreSpec {
+            estimate: Some(0.65),
+            replicates: reps,
+            resampled_items: n,
+            range: Some([0.0, 1.0]),
+            ..Default::default()
+        };
+        let s = spec(Some(reps.clone()), Some(2000)).score("cka", 0).unwrap();
+        assert_eq!((s.estimate, s.interval, s.items), (0.65, IntervalKind::Bootstrap, 2000));
+        assert!((s.low - 0.27).abs() < 1e-12, "{}", s.low);
+        // The 97.5th percentile, 1.03, lies outside CKA's range and is cut to 1.
+        assert_eq!(s.high, 1.0);
+        assert!(s.has_interval());
+        for bad in [spec(Some(reps.clone()), None), spec(None, Some(5)), spec(Some(reps), Some(0))] {
+            assert!(bad.score("cka", 0).unwrap_err().to_string().contains("resampled_items"));
+        }
+        let on_items = ScoreSpec {
+            items: Some(vec![1.0]),
+            replicates: Some(vec![1.0]),
+            resampled_items: Some(1),
+            ..Default::default()
+        };
+        assert!(on_items.score("k", 0).is_err());
     }
 
     #[test]

@@ -145,13 +145,15 @@ pub fn markdown(entries: &[Entry]) -> String {
          that this file matches the records).\n\n\
          Each claim of the two papers is a predicate over our scores. Every score carries a 95 % interval: a \
          bootstrap over test items (1,000 resamples) at one seed — when every item is the same (0 correct of 41), the \
-         exact binomial bound of the items' range instead of a zero-width interval — and with N ≥ 2 seeds the wider \
+         exact binomial bound of the items' range instead of a zero-width interval; for CKA, which is not a mean \
+         over items, CKA recomputed on each resample of the sentences, the percentiles shifted by the bootstrap's \
+         bias estimate — and with N ≥ 2 seeds the wider \
          of the Student-t interval over seeds and the averaged bootstrap, cut to the values the score can take \
          (`src/claims/score.rs`). The verdict rule \
          (`src/claims/rule.rs`): `a > b` is **supported** when the intervals are apart in that order, \
          **contradicted** when they are apart in the other order, and *inconclusive* when they overlap, when both \
          scores sit at their chance level, or when a score has no interval (one seed of a statistic without \
-         per-item form, such as CKA); `a ≈ c` with a tolerance t is **supported** when the whole interval lies within \
+         per-item form and no resampled replicates, such as fig6's CKA–retrieval correlation); `a ≈ c` with a tolerance t is **supported** when the whole interval lies within \
          c ± t, **contradicted** when it lies wholly outside, *inconclusive* otherwise. A claim is the conjunction of \
          its checks, or \"at least k of n\" where the paper \
          says several or most.\n\n",

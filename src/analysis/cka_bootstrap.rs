@@ -1,0 +1,164 @@
+//! Bootstrap replicates of layer-wise linear CKA over the examples, so that CKA (Kornblith et al. 2019), which has
+//! no per-item form, gets a confidence interval over its test items at a single seed.
+//!
+//! A replicate resamples the `n` rows (sentences) with replacement, the same rows on both sides, and recomputes
+//! linear CKA on them: with `X*`, `Y*` the resampled rows, column-centred, `‖Y*ᵀX*‖²_F / (‖X*ᵀX*‖_F · ‖Y*ᵀY*‖_F)`
+//! (the feature-space form of [`super::cka`]). The resamples come from [`super::bootstrap::resample_indices`] with
+//! the caller's seed, so every CKA of one run on the same `n` sentences (bilingual, monolingual and random
+//! encoders, every pair of a multi-way parallel set) is resampled identically: their differences — Bilingual −
+//! Monolingual, a gap of one pair minus another's, bottom layers minus top layers — are bootstrapped per resample
+//! (a paired bootstrap, Efron & Tibshirani 1993 ch. 13), not by comparing two separate intervals.
+//!
+//! **What the interval covers.** The choice of test sentences only: the model (its training seed) is fixed, as for
+//! every one-seed interval of this project; `--seeds N` adds training variance.
+//!
+//! **Bias.** Biased-HSIC linear CKA of `n` rows sits above its large-`n` value by a term that shrinks with `n`, and a
+//! resample, whose duplicated rows leave about `0.632·n` distinct ones, sits further above (at 24 sentences of width
+//! 32 every replicate lay above the estimate). [`super::bootstrap::replicate_interval`] therefore shifts the
+//! replicates' percentiles by their mean minus the estimate; in a paired difference of two CKAs the shift largely
+//! cancels anyway.
+//!
+//! Computation: f32 features stay f32 (two-pass centring per resample, batched products `X*ᵀX*`, `Y*ᵀY*`, `Y*ᵀX*`
+//! over [`RESAMPLES_PER_BATCH`] resamples at a time, squared norms summed in f64); f64 stays f64.
+use super::bootstrap::resample_indices;
+use super::cka::check_stacks;
+use super::{matrix_float, to_vec_f64};
+use crate::error::{Error, Result};
+use tch::{Kind, Tensor};
+
+/// Resamples gathered and multiplied together (bounds memory at `RESAMPLES_PER_BATCH · n · (d1 + d2)` values).
+pub const RESAMPLES_PER_BATCH: usize = 32;
+
+/// Column-centres each resample of a batch in two passes (the second removes the first means' rounding error).
+/// # Shapes
+/// `x` [b, n, d] → [b, n, d].
+fn centre_rows(x: &Tensor, kind: Kind) -> Tensor {
+    let first = x - x.mean_dim(1, true, kind);
+    &first - first.mean_dim(1, true, kind)
+}
+
+/// `‖AᵀB‖²_F` per resample, in f64.
+/// # Shapes
+/// `a` [b, n, d1], `b` [b, n, d2] → [b] f64.
+fn batched_cross_sq(a: &Tensor, b: &Tensor) -> Tensor {
+    a.transpose(1, 2).bmm(b).to_kind(Kind::Double).square().sum_dim_intlist([1, 2].as_slice(), false, Kind::Double)
+}
+
+/// Linear CKA of matching layers on `resamples` bootstrap resamples of the rows, drawn with `seed`
+/// ([`resample_indices`]; the same draws for every call with the same `n`, `resamples` and `seed`).
+/// `replicates[l][r]` is layer `l`'s CKA on resample `r`.
+/// # Shapes
+/// `xs` [L, n, d1], `ys` [L, n, d2] → L rows of `resamples` values.
+pub fn linear_cka_replicates(xs: &Tensor, ys: &Tensor, resamples: usize, seed: u64) -> Result<Vec<Vec<f64>>> {
+    let (l1, l2) = check_stacks(xs, ys)?;
+    if l1 != l2 {
+        return Err(Error::Invalid(format!("CKA replicates need as many layers in X ({l1}) as in Y ({l2})")));
+    }
+    let n = xs.size()[1];
+    if n < 2 {
+        return Err(Error::Invalid(format!("CKA needs at least 2 rows, got {n}")));
+    }
+    let draws: Vec<i64> = resample_indices(n as usize, resamples, seed)?.into_iter().map(|i| i as i64).collect();
+    let draws = Tensor::from_slice(&draws).to_device(xs.device());
+    let mut out = Vec::with_capacity(l1 as usize);
+    for l in 0..l1 {
+        let x = matrix_float(&xs.get(l), "CKA X layer")?;
+        let y = matrix_float(&ys.get(l), "CKA Y layer")?;
+        let kind = if x.kind() == Kind::Double || y.kind() == Kind::Double { Kind::Double } else { Kind::Float };
+        let (x, y) = (x.to_kind(kind), y.to_kind(kind));
+        let mut layer = Vec::with_capacity(resamples);
+        let mut start = 0;
+        while start < resamples {
+            let b = RESAMPLES_PER_BATCH.min(resamples - start);
+            let idx = draws.narrow(0, start as i64 * n, b as i64 * n);
+            let xb = centre_rows(&x.index_select(0, &idx).view([b as i64, n, -1]), kind);
+            let yb = centre_rows(&y.index_select(0, &idx).view([b as i64, n, -1]), kind);
+            let xy = batched_cross_sq(&xb, &yb);
+            let xx = batched_cross_sq(&xb, &xb);
+            let yy = batched_cross_sq(&yb, &yb);
+            let cka = xy / (xx.sqrt() * yy.sqrt());
+            layer.extend(to_vec_f64(&cka)?);
+            start += b;
+        }
+        if let Some(v) = layer.iter().find(|v| !v.is_finite()) {
+            return Err(Error::Invalid(format!(
+                "CKA replicate of layer {l} is {v}: a resample has a constant side (too few distinct rows)"
+            )));
+        }
+        out.push(layer);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::cka::linear_cka;
+    use tch::Device;
+
+    fn randn(shape: &[i64], seed: i64, kind: Kind) -> Tensor {
+        let _g = crate::device::torch_rng_lock();
+        tch::manual_seed(seed);
+        Tensor::randn(shape, (kind, Device::Cpu))
+    }
+
+    #[test]
+    fn each_replicate_is_linear_cka_of_the_resampled_rows() {
+        let xs = randn(&[2, 30, 5], 1, Kind::Double);
+        let ys = randn(&[2, 30, 4], 2, Kind::Double) + xs.narrow(2, 0, 4);
+        let reps = linear_cka_replicates(&xs, &ys, 40, 9).unwrap();
+        assert_eq!((reps.len(), reps[0].len()), (2, 40));
+        let draws = resample_indices(30, 40, 9).unwrap();
+        for l in 0..2 {
+            for r in [0usize, 17, 39] {
+                let idx: Vec<i64> = draws[r * 30..(r + 1) * 30].iter().map(|&i| i as i64).collect();
+                let idx = Tensor::from_slice(&idx);
+                let want = linear_cka(&xs.get(l).index_select(0, &idx), &ys.get(l).index_select(0, &idx)).unwrap();
+                assert!((reps[l as usize][r] - want).abs() < 1e-12, "layer {l} resample {r}");
+            }
+        }
+    }
+
+    #[test]
+    fn calls_with_one_seed_share_their_resamples_and_f32_agrees_with_f64() {
+        let xs = randn(&[1, 50, 6], 3, Kind::Double);
+        let ys = randn(&[1, 50, 6], 4, Kind::Double) * 0.7 + &xs;
+        let zs = randn(&[1, 50, 3], 5, Kind::Double);
+        // X against itself is 1 on every resample; the same seed draws the same rows for another pair.
+        let own = linear_cka_replicates(&xs, &xs, 25, 7).unwrap();
+        assert!(own[0].iter().all(|v| (v - 1.0).abs() < 1e-12));
+        let a = linear_cka_replicates(&xs, &ys, 25, 7).unwrap();
+        assert_eq!(a, linear_cka_replicates(&xs, &ys, 25, 7).unwrap());
+        assert_ne!(a, linear_cka_replicates(&xs, &ys, 25, 8).unwrap());
+        let b = linear_cka_replicates(&xs, &zs, 25, 7).unwrap();
+        // Related features score above unrelated ones on every shared resample.
+        assert!(a[0].iter().zip(&b[0]).all(|(p, q)| p > q));
+        let f = linear_cka_replicates(&xs.to_kind(Kind::Float), &ys.to_kind(Kind::Float), 25, 7).unwrap();
+        assert!(a[0].iter().zip(&f[0]).all(|(p, q)| (p - q).abs() < 1e-5));
+    }
+
+    #[test]
+    fn replicates_spread_around_the_estimate_and_narrow_with_more_rows() {
+        let spread = |n: i64| {
+            let xs = randn(&[1, n, 4], 11, Kind::Double);
+            let ys = randn(&[1, n, 4], 12, Kind::Double) + &xs;
+            let est = linear_cka(&xs.get(0), &ys.get(0)).unwrap();
+            let reps = linear_cka_replicates(&xs, &ys, 300, 1).unwrap().remove(0);
+            let i = crate::analysis::bootstrap::replicate_interval(est, &reps, 0.95).unwrap();
+            assert!(i.low < est && est < i.high, "n {n}: {i:?}");
+            i.high - i.low
+        };
+        let (small, large) = (spread(40), spread(640));
+        assert!(large < small / 2.0, "{small} vs {large}");
+    }
+
+    #[test]
+    fn mismatched_stacks_are_refused() {
+        let e = linear_cka_replicates(&randn(&[2, 10, 3], 1, Kind::Float), &randn(&[3, 10, 3], 2, Kind::Float), 5, 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("as many layers"), "{e}");
+        assert!(linear_cka_replicates(&randn(&[1, 10, 3], 1, Kind::Float), &randn(&[1, 9, 3], 2, Kind::Float), 5, 0)
+            .is_err());
+    }
+}
