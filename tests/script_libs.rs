@@ -99,3 +99,45 @@ if !refused { throw "different lengths must be refused"; }
 "#,
     );
 }
+
+#[test]
+fn common_replicate_helpers_average_layers_per_resample_and_difference_pairs() {
+    run_with(
+        "common",
+        r#"
+fn near(a, b) { (a - b).abs() < 1e-12 }
+// Three layers × two resamples (reps[layer][resample], as cka::linear_bootstrap returns them).
+let reps = [[0.1, 0.4], [0.2, 0.5], [0.6, 0.9]];
+let all = k::layer_mean_replicates(reps);
+if all.len() != 2 || !near(all[0], 0.3) || !near(all[1], 0.6) { throw `all layers: ${all}`; }
+let top = k::span_replicates(reps, 1, 2);
+if !near(top[0], 0.4) || !near(top[1], 0.7) { throw `layers 1–2: ${top}`; }
+let d = k::minus(top, all);
+if d.len() != 2 || !near(d[0], 0.1) || !near(d[1], 0.1) { throw `difference: ${d}`; }
+"#,
+    );
+}
+
+#[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
+fn cka_bootstrap_replicates_are_paired_across_calls_and_score_with_an_interval() {
+    run_with(
+        "common",
+        r#"
+let m = train::model(#{ preset: "mono", langs: "en" });
+let text = ["A cat sat.", "Two dogs ran far.", "The sun rose.", "Rain fell all day.", "She read a book.",
+            "We walked home.", "Birds sang loudly.", "He drank tea.", "A ship sailed.", "The door opened."];
+let f = features::sentences(m, text, "en");
+let r = model::random_like(m, 1000);
+let g = features::sentences(r, text, "en");
+let a = cka::linear_bootstrap(f, g, SEED);
+let b = cka::linear_bootstrap(f, g, SEED);
+if a.len() != cka::linear(f, g).len() || a[0].len() != 1000 { throw `shape: ${a.len()} × ${a[0].len()}`; }
+if a != b { throw "the same seed must draw the same resamples"; }
+let own = cka::linear_bootstrap(f, f, SEED);
+for x in own[1] { if (x - 1.0).abs() > 1e-5 { throw `CKA of a stack with itself is 1 on every resample, got ${x}`; } }
+let est = k::mean(cka::linear(f, g));
+results::score("cka", #{ estimate: est, replicates: k::layer_mean_replicates(a), resampled_items: text.len(), range: [0.0, 1.0] });
+"#,
+    );
+}
