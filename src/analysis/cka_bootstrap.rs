@@ -110,6 +110,19 @@ fn batched_cross_sq(a: &Tensor, b: &Tensor) -> Tensor {
 /// # Shapes
 /// `xs` [L, n, d1], `ys` [L, n, d2] → L rows of `resamples` values.
 pub fn linear_cka_replicates(xs: &Tensor, ys: &Tensor, resamples: usize, seed: u64) -> Result<Vec<Vec<f64>>> {
+    linear_cka_replicates_with(xs, ys, resamples, seed, |_| {})
+}
+
+/// [`linear_cka_replicates`], calling `on_layer(l)` after each layer (a progress bar).
+/// # Shapes
+/// `xs` [L, n, d1], `ys` [L, n, d2] → L rows of `resamples` values.
+pub fn linear_cka_replicates_with(
+    xs: &Tensor,
+    ys: &Tensor,
+    resamples: usize,
+    seed: u64,
+    mut on_layer: impl FnMut(usize),
+) -> Result<Vec<Vec<f64>>> {
     let (l1, l2) = check_stacks(xs, ys)?;
     if l1 != l2 {
         return Err(Error::Invalid(format!("CKA replicates need as many layers in X ({l1}) as in Y ({l2})")));
@@ -142,6 +155,7 @@ pub fn linear_cka_replicates(xs: &Tensor, ys: &Tensor, resamples: usize, seed: u
             )));
         }
         out.push(layer);
+        on_layer(l as usize);
     }
     Ok(out)
 }

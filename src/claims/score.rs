@@ -43,7 +43,8 @@ pub const LEVEL: f64 = 0.95;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IntervalKind {
-    /// Percentile bootstrap over test items, one seed.
+    /// Bootstrap over test items, one seed: percentiles of resampled means or ratios, or (a statistic with
+    /// `replicates`) the replicates' percentiles shifted by their bias estimate.
     Bootstrap,
     /// Student t over seeds (the statistic has no per-item form).
     Seeds,
@@ -210,6 +211,9 @@ impl ScoreSpec {
                         Some([lo, hi]) => (i.low.clamp(lo, hi), i.high.clamp(lo, hi)),
                         None => (i.low, i.high),
                     };
+                    // The interval holds the estimate (the verdict rule widens intervals about it): a very skewed
+                    // set of replicates, or an estimate within the range's rounding slack, could leave it outside.
+                    let (low, high) = (low.min(e), high.max(e));
                     (e, low, high, IntervalKind::Bootstrap, self.resampled_items.unwrap_or(0), self.range)
                 }
                 None => (e, e, e, IntervalKind::None, 0, self.range),
@@ -573,6 +577,14 @@ mod tests {
         for bad in [spec(Some(reps.clone()), None), spec(None, Some(5)), spec(Some(reps), Some(0))] {
             assert!(bad.score("cka", 0).unwrap_err().to_string().contains("resampled_items"));
         }
+        // Replicates almost all at the estimate but one far above: shifted by their mean, both percentiles fall
+        // below the estimate, and the interval is widened to hold it.
+        let mut skewed = vec![0.5; 999];
+        skewed.push(10.0);
+        let s = ScoreSpec { estimate: Some(0.5), replicates: Some(skewed), ..spec(None, Some(1000)) }
+            .score("cka", 0)
+            .unwrap();
+        assert!(s.low < 0.5 && s.high == 0.5, "{} {}", s.low, s.high);
         let on_items = ScoreSpec {
             items: Some(vec![1.0]),
             replicates: Some(vec![1.0]),

@@ -9,6 +9,8 @@
 //! results::score("en-fr/p1", #{ items: hits, chance: 0.0001 });   // 95 % bootstrap interval over items
 //! results::score("en-fr/f1", #{ ratio: per_sentence_num_den, scale: 100.0 });
 //! results::score("en-fr/cka/L3", #{ estimate: 0.41, range: [0.0, 1.0] });  // no per-item form: interval from seeds
+//! // … or from replicates on resamples of the items (cka::linear_bootstrap): bias-shifted percentiles
+//! results::score("en-fr/cka/L3", #{ estimate: 0.41, replicates: reps[3], resampled_items: 2000, range: [0.0, 1.0] });
 //! results::difference("a−b/f1", "a/f1", "b/f1");   // paired bootstrap of a − b on the same test items
 //! let iv = results::interval("en-fr/f1");          // #{ estimate, low, high } of a registered score (whiskers)
 //! results::difference("gain-gap", "gain/full", "gain/short");   // a difference of two per-item (items) differences
