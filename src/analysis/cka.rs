@@ -52,7 +52,7 @@ struct Prepared {
     sq_norm: f64,
 }
 
-fn compute_kind(a: &Tensor, b: &Tensor) -> Kind {
+pub(crate) fn compute_kind(a: &Tensor, b: &Tensor) -> Kind {
     if a.kind() == Kind::Double || b.kind() == Kind::Double {
         Kind::Double
     } else {

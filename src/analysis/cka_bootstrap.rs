@@ -25,7 +25,7 @@
 //! batch's most distinct rows with rows of weight 0; f32 features stay f32 (two-pass weighted centring, batched
 //! products, squared norms summed in f64); f64 stays f64.
 use super::bootstrap::resample_indices;
-use super::cka::check_stacks;
+use super::cka::{check_stacks, compute_kind};
 use super::{matrix_float, to_vec_f64};
 use crate::error::{Error, Result};
 use tch::{Device, Kind, Tensor};
@@ -137,7 +137,7 @@ pub fn linear_cka_replicates_with(
     for l in 0..l1 {
         let x = matrix_float(&xs.get(l), "CKA X layer")?;
         let y = matrix_float(&ys.get(l), "CKA Y layer")?;
-        let kind = if x.kind() == Kind::Double || y.kind() == Kind::Double { Kind::Double } else { Kind::Float };
+        let kind = compute_kind(&x, &y);
         let (x, y) = (x.to_kind(kind), y.to_kind(kind));
         let mut layer = Vec::with_capacity(resamples);
         for batch in &batches {
