@@ -81,6 +81,26 @@ fn every_figure_script_runs_at_smoke_scale_and_re_renders_from_its_json() {
                 }
             }
         }
+        if f.id == "fig6" {
+            // The CKA–retrieval correlation has a bootstrap interval at one seed (both samples resampled), unless
+            // some replicate's layers tie (its correlation undefined: the values count them). At smoke (24 queries,
+            // 3 layers) that happens for some pairs, not all.
+            let mut with_interval = 0;
+            for x in ["fr", "de", "ru", "zh"] {
+                let s = &rec["scores"][format!("{x}-en/cka-pearson")];
+                let undefined = rec["values"][format!("{x}-en")]["cka_pearson_undefined_replicates"].as_u64().unwrap();
+                let (e, lo, hi) =
+                    (s["estimate"].as_f64().unwrap(), s["low"].as_f64().unwrap(), s["high"].as_f64().unwrap());
+                if undefined == 0 {
+                    assert_eq!(s["interval"], "bootstrap", "fig6 {x}: {s}");
+                    assert!(-1.0 <= lo && lo <= e && e <= hi && hi <= 1.0 && lo < hi, "fig6 {x}: {s}");
+                    with_interval += 1;
+                } else {
+                    assert!(s["interval"] == "none" && lo == e && e == hi, "fig6 {x}: {s}");
+                }
+            }
+            assert!(with_interval > 0, "fig6: no correlation got a bootstrap interval");
+        }
         let charts = rec["charts"].as_array().unwrap().len();
         let tables = rec["tables"].as_array().unwrap().len();
         assert!(charts + tables > 0, "{}: nothing to render", f.id);

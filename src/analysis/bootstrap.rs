@@ -85,6 +85,28 @@ pub fn resample_indices(n: usize, resamples: usize, seed: u64) -> Result<Vec<usi
     Ok((0..n * resamples).map(|_| rng.below(n)).collect())
 }
 
+/// Bootstrap replicates of the means of several per-item series over the same items (one series per layer, say,
+/// each `n` values for the same `n` test items): `out[s][r]` is the mean of series `s` on resample `r` of
+/// [`resample_indices`]`(n, resamples, seed)`. Every series is resampled identically, so a statistic of the series'
+/// means (a correlation across layers) can be recomputed per resample.
+pub fn mean_replicates(series: &[Vec<f64>], resamples: usize, seed: u64) -> Result<Vec<Vec<f64>>> {
+    let n = series.first().map_or(0, Vec::len);
+    if let Some((s, row)) = series.iter().enumerate().find(|(_, row)| row.len() != n) {
+        return Err(Error::Invalid(format!(
+            "mean replicates need series over the same items: series 0 has {n} values, series {s} has {}",
+            row.len()
+        )));
+    }
+    if let Some(v) = series.iter().flatten().find(|v| !v.is_finite()) {
+        return Err(Error::Invalid(format!("mean replicates: an item is not a finite number ({v})")));
+    }
+    let draws = resample_indices(n, resamples, seed)?;
+    Ok(series
+        .iter()
+        .map(|row| draws.chunks(n).map(|ix| ix.iter().map(|&i| row[i]).sum::<f64>() / n as f64).collect())
+        .collect())
+}
+
 /// Interval of a statistic from its bootstrap `replicates` (the statistic recomputed on each resample of the items,
 /// e.g. CKA of resampled sentences) and `estimate` (the statistic on all items): the `(1−level)/2` and `(1+level)/2`
 /// percentiles of the replicates, shifted by the bootstrap's bias estimate `mean(replicates) − estimate`.
@@ -355,6 +377,28 @@ mod tests {
         // Every item is drawn somewhere in 350 draws of 7 (a resampler stuck on a few items would fail).
         assert!((0..7).all(|i| a.contains(&i)));
         assert!(resample_indices(0, 5, 1).is_err() && resample_indices(5, 0, 1).is_err());
+    }
+
+    #[test]
+    fn mean_replicates_resample_every_series_with_the_same_draws() {
+        // Series 1 is series 0 plus 10 and series 2 is its negation: on shared draws, every resample's means keep
+        // those relations exactly (independent draws would break them).
+        let base = vec![0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0];
+        let series = vec![base.clone(), base.iter().map(|v| v + 10.0).collect(), base.iter().map(|v| -v).collect()];
+        let reps = mean_replicates(&series, 200, 5).unwrap();
+        assert_eq!((reps.len(), reps[0].len()), (3, 200));
+        for ((a, b), c) in reps[0].iter().zip(&reps[1]).zip(&reps[2]) {
+            assert!((b - a - 10.0).abs() < 1e-12 && (c + a).abs() < 1e-12);
+        }
+        // The draws are resample_indices': resample 0's mean is the mean of its first n draws.
+        let draws = resample_indices(9, 200, 5).unwrap();
+        assert_eq!(reps[0][0], draws[..9].iter().map(|&i| base[i]).sum::<f64>() / 9.0);
+        // They vary (a resampler that returned the items themselves would give 5/9 every time) and are seeded.
+        assert!(reps[0].iter().any(|&m| (m - 5.0 / 9.0).abs() > 1e-9));
+        assert_eq!(reps, mean_replicates(&series, 200, 5).unwrap());
+        assert!(mean_replicates(&[vec![1.0, 2.0], vec![1.0]], 10, 0).unwrap_err().to_string().contains("series 1"));
+        assert!(mean_replicates(&[vec![f64::NAN]], 10, 0).is_err());
+        assert!(mean_replicates(&[], 10, 0).is_err());
     }
 
     #[test]

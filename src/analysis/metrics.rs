@@ -183,6 +183,9 @@ pub struct SentenceEval {
     /// Per row: hit by index.
     #[serde(skip)]
     pub hits: Vec<bool>,
+    /// Per row: 1 / rank of its gold row (the items whose mean is `mrr`).
+    #[serde(skip)]
+    pub reciprocal_ranks: Vec<f64>,
 }
 
 /// Row `i` ↔ row `i` retrieval; `tgt_texts` (one per target row) enables scoring by text.
@@ -205,13 +208,14 @@ pub fn sentence_retrieval(scorer: &Scorer, tgt_texts: Option<&[String]>) -> Resu
         tgt_texts.map(|t| top.iter().enumerate().filter(|&(i, &j)| t[j as usize] == t[i]).count() as f64 / n);
     let rows: Vec<i64> = (0..n_src).collect();
     let golds: Vec<Vec<i64>> = rows.iter().map(|&i| vec![i]).collect();
-    let ranks = scorer.gold_ranks(&rows, &golds)?;
+    let reciprocal_ranks: Vec<f64> = scorer.gold_ranks(&rows, &golds)?.iter().map(|&r| 1.0 / r as f64).collect();
     Ok(SentenceEval {
         n: hits.len(),
         accuracy_by_index: hits.iter().filter(|h| **h).count() as f64 / n,
         accuracy_by_text,
-        mrr: ranks.iter().map(|&r| 1.0 / r as f64).sum::<f64>() / n,
+        mrr: reciprocal_ranks.iter().sum::<f64>() / n,
         hits,
+        reciprocal_ranks,
     })
 }
 

@@ -5,12 +5,13 @@
 //! let x = align::normalize(fx, "center,iter");   // every layer: centre, then 5 rounds of unit length + centring
 //! let w = align::procrustes(x_train, y_train);   // per layer W = UVᵀ, UΣVᵀ = SVD(YᵀX); a stack [L+1, d, d]
 //! let m = align::apply(w, x_test);               // per layer X Wᵀ
-//! let r = retrieve::sentences(m, y_test, "nn");  // per layer #{ accuracy, mrr, hits, candidates, n } for row i ↔ row i
+//! let r = retrieve::sentences(m, y_test, "nn");  // per layer #{ accuracy, mrr, hits, reciprocal_ranks, candidates, n }
 //! let r = retrieve::sentences(m, y_test, "csls", texts_y);  // also `accuracy_by_text` (duplicates count)
 //! results::score("fr-en/L1", #{ items: r[1].hits, chance: 1.0 / r[1].candidates });
 //! ```
-//! `hits` holds one 0.0 / 1.0 per source row (top-1 target is row i: P@1 by index), for per-item scores with
-//! bootstrap intervals; `candidates` is the number of target rows, so a random ranking's P@1 is `1 / candidates`.
+//! Source row i's gold is target row i. `hits` holds one 0.0 / 1.0 per source row (top-1 target is row i: P@1 by
+//! index) and `reciprocal_ranks` one 1 / rank of row i (their mean is `mrr`), for per-item scores with bootstrap
+//! intervals; `candidates` is the number of target rows, so a random ranking's P@1 is `1 / candidates`.
 //! A stack of maps is a `Features` value whose rows are the map's rows.
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 use tch::{Kind, Tensor};
@@ -84,6 +85,8 @@ fn retrieve_sentences(src: &Features, tgt: &Features, method: &str, texts: Optio
         r.insert("candidates".into(), Dynamic::from_int(scorer.shape().1));
         let hits: Array = e.hits.iter().map(|&h| Dynamic::from_float(if h { 1.0 } else { 0.0 })).collect();
         r.insert("hits".into(), Dynamic::from_array(hits));
+        let rr: Array = e.reciprocal_ranks.iter().map(|&v| Dynamic::from_float(v)).collect();
+        r.insert("reciprocal_ranks".into(), Dynamic::from_array(rr));
         out.push(Dynamic::from_map(r));
     }
     Ok(out)
@@ -137,6 +140,11 @@ mod tests {
             raw["hits"].clone().into_array().unwrap().iter().map(|h| h.as_float().unwrap()).collect();
         assert!(raw_hits.iter().all(|&h| h == 0.0 || h == 1.0));
         assert_eq!(raw_hits.iter().sum::<f64>() / 40.0, raw["accuracy"].as_float().unwrap());
+        // Reciprocal ranks: 1 exactly where a row hits, in (0, 1) elsewhere, and their mean is `mrr`.
+        let rr: Vec<f64> =
+            raw["reciprocal_ranks"].clone().into_array().unwrap().iter().map(|v| v.as_float().unwrap()).collect();
+        assert!(rr.iter().zip(&raw_hits).all(|(&r, &h)| (r == 1.0) == (h == 1.0) && r > 0.0 && r <= 1.0));
+        assert!((rr.iter().sum::<f64>() / 40.0 - raw["mrr"].as_float().unwrap()).abs() < 1e-12);
         assert!(raw["accuracy"].as_float().unwrap() < 1.0);
         assert!(same_layers(&Tensor::zeros([2, 1, 1], (Kind::Float, tch::Device::Cpu)), &w.get(0).unsqueeze(0), "t")
             .is_err());

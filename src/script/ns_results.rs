@@ -12,6 +12,9 @@
 //! // … or from replicates on resamples of the items (cka::linear_bootstrap): bias-shifted percentiles
 //! results::score("en-fr/cka/L3", #{ estimate: 0.41, replicates: reps[3], resampled_items: 2000, range: [0.0, 1.0] });
 //! results::difference("a−b/f1", "a/f1", "b/f1");   // paired bootstrap of a − b on the same test items
+//! // Replicates of per-layer means on shared resamples of the items (reps[layer][resample]), for a statistic of
+//! // those means (a correlation across layers) recomputed per resample and scored with `replicates`:
+//! let reps = results::mean_replicates([hits_l0, hits_l1, hits_l2], SEED);
 //! let iv = results::interval("en-fr/f1");          // #{ estimate, low, high } of a registered score (whiskers)
 //! results::difference("gain-gap", "gain/full", "gain/short");   // a difference of two per-item (items) differences
 //! results::claim(#{ id: "order", source: "Emerging §5.2", quote: "…", statement: "…", paper: "0.69 > 0.58",
@@ -21,11 +24,13 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rhai::{Dynamic, Map, Module};
+use rhai::{Array, Dynamic, Map, Module};
 
 use rhai::NativeCallContext;
 
 use super::engine::{from_script, native, rhai_err, Res, Session};
+use crate::analysis::bootstrap::mean_replicates;
+use crate::claims::score::RESAMPLES;
 use crate::claims::ScoreSpec;
 
 fn json(v: &Dynamic) -> Res<serde_json::Value> {
@@ -79,6 +84,18 @@ pub fn module(session: &Session) -> Module {
             out.insert("low".into(), Dynamic::from(score.low));
             out.insert("high".into(), Dynamic::from(score.high));
             Ok(Dynamic::from_map(out))
+        })
+    });
+    // results::mean_replicates(SERIES, SEED): reps[s][r], the mean of series s (per-item values, every series over the
+    // same items) on bootstrap resample r; 1,000 resamples drawn from SEED and the item count, shared by every series.
+    m.set_native_fn("mean_replicates", |ctx: NativeCallContext, series: Array, seed: i64| {
+        native(&ctx, || -> Res<Array> {
+            let series: Vec<Vec<f64>> = from_script(&Dynamic::from_array(series), "results::mean_replicates")?;
+            let reps = mean_replicates(&series, RESAMPLES, seed as u64)?;
+            Ok(reps
+                .into_iter()
+                .map(|row| Dynamic::from_array(row.into_iter().map(Dynamic::from_float).collect()))
+                .collect())
         })
     });
     let s = session.clone();
