@@ -46,7 +46,9 @@ fn every_figure_script_runs_at_smoke_scale_and_re_renders_from_its_json() {
     let scripts = crossling::figures::scripts_dir();
     let runnable = crossling::figures::runnable(&scripts);
     assert!(runnable.iter().any(|f| f.id == "fig7"), "fig7 has a script");
-    for f in runnable {
+    // Two figures at a time, one per core of CI's two (a smoke figure is mostly one-threaded work: tokenizers, data,
+    // the script), sharing the model and task caches (a model two figures need is trained once: the cache's lock).
+    let check = |f: &crossling::figures::FigureInfo| {
         let t0 = std::time::Instant::now();
         let o = crossling(&["figure", f.id, "--scale", "smoke", "--out", out.to_str().unwrap()], &data, work.path());
         assert!(o.status.success(), "{}: {}", f.id, text(&o));
@@ -82,24 +84,17 @@ fn every_figure_script_runs_at_smoke_scale_and_re_renders_from_its_json() {
             }
         }
         if f.id == "fig6" {
-            // The CKA–retrieval correlation has a bootstrap interval at one seed (both samples resampled), unless
-            // some replicate's layers tie (its correlation undefined: the values count them). At smoke (24 queries,
-            // 3 layers) that happens for some pairs, not all.
-            let mut with_interval = 0;
+            // The CKA–retrieval correlation has a bootstrap interval at one seed (both samples resampled); replicates
+            // whose layers tie (undefined) are left out and counted, a few of the 1,000 at smoke.
             for x in ["fr", "de", "ru", "zh"] {
                 let s = &rec["scores"][format!("{x}-en/cka-pearson")];
                 let undefined = rec["values"][format!("{x}-en")]["cka_pearson_undefined_replicates"].as_u64().unwrap();
                 let (e, lo, hi) =
                     (s["estimate"].as_f64().unwrap(), s["low"].as_f64().unwrap(), s["high"].as_f64().unwrap());
-                if undefined == 0 {
-                    assert_eq!(s["interval"], "bootstrap", "fig6 {x}: {s}");
-                    assert!(-1.0 <= lo && lo <= e && e <= hi && hi <= 1.0 && lo < hi, "fig6 {x}: {s}");
-                    with_interval += 1;
-                } else {
-                    assert!(s["interval"] == "none" && lo == e && e == hi, "fig6 {x}: {s}");
-                }
+                assert_eq!(s["interval"], "bootstrap", "fig6 {x}: {s}");
+                assert!(-1.0 <= lo && lo <= e && e <= hi && hi <= 1.0 && lo < hi, "fig6 {x}: {s}");
+                assert!(undefined < 100, "fig6 {x}: {undefined} of 1,000 replicates undefined");
             }
-            assert!(with_interval > 0, "fig6: no correlation got a bootstrap interval");
         }
         let charts = rec["charts"].as_array().unwrap().len();
         let tables = rec["tables"].as_array().unwrap().len();
@@ -119,7 +114,15 @@ fn every_figure_script_runs_at_smoke_scale_and_re_renders_from_its_json() {
         assert!(o.status.success(), "{}", text(&o));
         assert_eq!(sha(&first), before, "{}: re-rendered from JSON differs", f.id);
         assert!(out.join("logs").join(format!("{}.log", f.id)).is_file());
-    }
+    };
+    let (even, odd): (Vec<_>, Vec<_>) = runnable.iter().enumerate().partition(|(i, _)| i % 2 == 0);
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| odd.iter().for_each(|(_, f)| check(f)));
+        even.iter().for_each(|(_, f)| check(f));
+        if let Err(panic) = other.join() {
+            std::panic::resume_unwind(panic);
+        }
+    });
     // A plan made after the runs finds every pre-training and fine-tuning of table1 in the cache.
     let plan = work.path().join("plan.json");
     let o = crossling(
