@@ -99,6 +99,11 @@ pub fn strings(a: &rhai::Array, what: &str) -> Res<Vec<String>> {
         .collect()
 }
 
+/// Numbers as a script array of floats.
+pub fn floats(v: impl IntoIterator<Item = f64>) -> rhai::Array {
+    v.into_iter().map(Dynamic::from_float).collect()
+}
+
 /// Gives an error from a namespace function the position of the script's call (Rhai leaves it empty for
 /// qualified calls such as `results::value(…)`).
 pub fn at(ctx: &NativeCallContext, mut e: Box<EvalAltResult>) -> Box<EvalAltResult> {

@@ -16,7 +16,7 @@
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 use tch::{Kind, Tensor};
 
-use super::engine::{native, rhai_err, strings, Res};
+use super::engine::{floats, native, rhai_err, strings, Res};
 use super::handles::Features;
 use crate::analysis::metrics::sentence_retrieval;
 use crate::analysis::normalize::{apply as normalize, Normalization};
@@ -85,8 +85,7 @@ fn retrieve_sentences(src: &Features, tgt: &Features, method: &str, texts: Optio
         r.insert("candidates".into(), Dynamic::from_int(scorer.shape().1));
         let hits: Array = e.hits.iter().map(|&h| Dynamic::from_float(if h { 1.0 } else { 0.0 })).collect();
         r.insert("hits".into(), Dynamic::from_array(hits));
-        let rr: Array = e.reciprocal_ranks.iter().map(|&v| Dynamic::from_float(v)).collect();
-        r.insert("reciprocal_ranks".into(), Dynamic::from_array(rr));
+        r.insert("reciprocal_ranks".into(), Dynamic::from_array(floats(e.reciprocal_ranks)));
         out.push(Dynamic::from_map(r));
     }
     Ok(out)

@@ -11,7 +11,7 @@
 //! ```
 use rhai::{Array, Dynamic, Module, NativeCallContext};
 
-use super::engine::{native, rhai_err, Res};
+use super::engine::{floats, native, rhai_err, Res};
 use super::handles::Features;
 use crate::analysis::cka::{cka_diagonal, cka_grid, CkaKind};
 use crate::analysis::cka_bootstrap::linear_cka_replicates_with;
@@ -25,10 +25,6 @@ fn kind(name: &str) -> Res<CkaKind> {
         "rbf" => Ok(CkaKind::Rbf { threshold: 0.5 }),
         other => Err(rhai_err(format!("unknown CKA kind '{other}' (linear, debiased, rbf)"))),
     }
-}
-
-fn floats(v: Vec<f64>) -> Array {
-    v.into_iter().map(Dynamic::from_float).collect()
 }
 
 /// `cka::linear_bootstrap`: the replicates of every layer (the same resamples for each: they depend on the rows, the

@@ -33,7 +33,7 @@
 //! `r.shift_norms[l]` is `‖D_l‖₂` for every layer of the model.
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 
-use super::engine::{from_script, native, rhai_err, strings, Res, Session};
+use super::engine::{floats, from_script, native, rhai_err, strings, Res, Session};
 use super::handles::{Features, ModelRef};
 use crate::analysis::token_translation::{language_means, mds_grid, MdsSpec};
 use crate::model::load::LoadedModel;
@@ -85,7 +85,7 @@ fn norms(f: &Features) -> Res<Array> {
     }
     let n = t.squeeze_dim(1).to_kind(tch::Kind::Double).norm_scalaropt_dim(2, [1i64].as_slice(), false);
     let v = Vec::<f64>::try_from(n).map_err(|e| rhai_err(e.to_string()))?;
-    Ok(v.into_iter().map(Dynamic::from_float).collect())
+    Ok(floats(v))
 }
 
 /// The `lang` module of `session`.

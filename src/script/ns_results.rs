@@ -28,7 +28,7 @@ use rhai::{Array, Dynamic, Map, Module};
 
 use rhai::NativeCallContext;
 
-use super::engine::{from_script, native, rhai_err, Res, Session};
+use super::engine::{floats, from_script, native, rhai_err, Res, Session};
 use crate::analysis::bootstrap::mean_replicates;
 use crate::claims::score::RESAMPLES;
 use crate::claims::ScoreSpec;
@@ -92,10 +92,7 @@ pub fn module(session: &Session) -> Module {
         native(&ctx, || -> Res<Array> {
             let series: Vec<Vec<f64>> = from_script(&Dynamic::from_array(series), "results::mean_replicates")?;
             let reps = mean_replicates(&series, RESAMPLES, seed as u64)?;
-            Ok(reps
-                .into_iter()
-                .map(|row| Dynamic::from_array(row.into_iter().map(Dynamic::from_float).collect()))
-                .collect())
+            Ok(reps.into_iter().map(|row| Dynamic::from_array(floats(row))).collect())
         })
     });
     let s = session.clone();

@@ -31,7 +31,7 @@ use rhai::{Dynamic, Engine, Map, Module, NativeCallContext};
 use serde::Deserialize;
 use tch::{Kind, Tensor};
 
-use super::engine::{from_script, native, Res, Session};
+use super::engine::{floats, from_script, native, Res, Session};
 use super::handles::{ModelRef, ModelSource};
 use crate::analysis::word_retrieval::{mrr, random_mrr, Retrieval};
 use crate::error::{Error, Result};
@@ -228,10 +228,7 @@ fn result_map(name: &str, kind: &str, scores: &[Option<Retrieval>], pairs: usize
     m.insert("kind".into(), kind.into());
     m.insert("mrr".into(), per_layer(&|r| Dynamic::from_float(r.mrr)));
     m.insert("p_at_1".into(), per_layer(&|r| Dynamic::from_float(r.p_at_1)));
-    m.insert(
-        "rr".into(),
-        per_layer(&|r| Dynamic::from_array(r.reciprocal_ranks().into_iter().map(Dynamic::from_float).collect())),
-    );
+    m.insert("rr".into(), per_layer(&|r| Dynamic::from_array(floats(r.reciprocal_ranks()))));
     m.insert("pairs".into(), Dynamic::from_int(pairs as i64));
     m.insert("candidates".into(), Dynamic::from_int(candidates as i64));
     m.insert("chance".into(), Dynamic::from_float(random_mrr(candidates)));
