@@ -74,18 +74,16 @@ fn max_diff(a: &Tensor, b: &Tensor) -> f64 {
 fn check_suite(suite: &str, d: &Path, expect: &[&str]) -> Vec<Checked> {
     let py = python();
     let root = d.join("hf");
-    reference(&py, &["create", suite, root.to_str().unwrap()]);
+    let text = d.join("sentences.txt");
+    let lines: Vec<&str> = SENTENCES.iter().map(|(_, s)| *s).collect();
+    std::fs::write(&text, lines.join("\n") + "\n").unwrap();
+    reference(&py, &["create", suite, root.to_str().unwrap(), text.to_str().unwrap()]);
     let folders: Vec<Folder> =
         serde_json::from_str(&std::fs::read_to_string(root.join("folders.json")).unwrap()).unwrap();
     let names: Vec<&str> = folders.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, expect, "the reference's folders");
-    let text = d.join("sentences.txt");
-    let lines: Vec<&str> = SENTENCES.iter().map(|(_, s)| *s).collect();
-    std::fs::write(&text, lines.join("\n") + "\n").unwrap();
-    let sentences: Vec<&str> = lines.clone();
 
     let mut ours = Vec::new();
-    let mut jobs = Vec::new();
     for f in &folders {
         let dir = root.join(&f.name);
         assert!(dir.join("config.json").is_file(), "{}", f.name);
@@ -131,13 +129,10 @@ fn check_suite(suite: &str, d: &Path, expect: &[&str]) -> Vec<Checked> {
             }
             ids.push(e.ids);
         }
-        let out = d.join(format!("{}.reference.safetensors", f.name));
-        jobs.push(serde_json::json!({"model": dir, "sentences": sentences, "out": out}));
+        let out = root.join(format!("{}.reference.safetensors", f.name));
         let unk = m.tokenizer.specials().unk as i64;
         ours.push((f, feats, ids, logits, notes, out, unk));
     }
-    std::fs::write(d.join("jobs.json"), serde_json::to_string(&jobs).unwrap()).unwrap();
-    reference(&py, &["run", d.join("jobs.json").to_str().unwrap()]);
 
     let mut checked = Vec::new();
     for (f, feats, ids, logits, notes, out, unk) in ours {

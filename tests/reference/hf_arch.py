@@ -1,7 +1,8 @@
 """Reference models and outputs of Hugging Face `transformers` for tests/hf_architectures.rs: every architecture
 crossling reads (BERT, RoBERTa, XLM-R, DistilBERT, ELECTRA) in every layout and weight-file format.
 
-    hf_arch.py create SUITE DIR   tiny randomly initialised models (seed 0: 2 layers, hidden 32, 4 heads,
+    hf_arch.py create SUITE DIR SENTENCES.txt
+                                  tiny randomly initialised models (seed 0: 2 layers, hidden 32, 4 heads,
                                   intermediate 64, 64 positions; biases and LayerNorms perturbed so a mis-mapped
                                   tensor shows) of the classes of SUITE, each with its tokenizer, saved by
                                   `save_pretrained` into DIR/<class>-<format>, and DIR/folders.json listing them
@@ -14,12 +15,13 @@ crossling reads (BERT, RoBERTa, XLM-R, DistilBERT, ELECTRA) in every layout and 
                                   (…ForMaskedLM in st / sharded / bin, …Model and …ForSequenceClassification in st;
                                   ELECTRA: the discriminator ElectraForPreTraining in st / sharded / bin, ElectraModel,
                                   ElectraForMaskedLM (the generator head), ElectraForSequenceClassification).
-    hf_arch.py run JOBS.json      for each job {"model", "sentences", "out"}: load the folder as the class of its
-                                  config.json (any missing, unexpected or mismatched key is an error) in eval mode and
-                                  AutoTokenizer; for sentence i write ids_i (AutoTokenizer's ids, specials added),
-                                  hidden_i [L+1, tokens, hidden] (the encoder's hidden states, one unpadded sentence
-                                  per forward pass) and, for a model with a masked-LM head, logits_i [tokens, vocab]
-                                  to out.safetensors.
+                                  Then each saved folder is loaded back from disk as the class of its config.json
+                                  (any missing, unexpected or mismatched key is an error) in eval mode with
+                                  AutoTokenizer, and for line i of SENTENCES.txt DIR/<name>.reference.safetensors gets
+                                  ids_i (AutoTokenizer's ids, specials added), hidden_i [L+1, tokens, hidden] (the
+                                  encoder's hidden states, one unpadded sentence per forward pass) and, for a model
+                                  with a masked-LM head, logits_i [tokens, vocab]. One process per suite: importing
+                                  transformers takes seconds.
 
 Tokenizers are trained here with the `tokenizers` package on a small five-language text (nothing can be downloaded):
 a cased WordPiece for BERT (tokenizer.json; the bin formats keep only vocab.txt), an uncased WordPiece for
@@ -175,7 +177,7 @@ ARCH_OF = {"bert": "bert", "bert-model": "bert", "bert-pretraining": "bert", "be
            "roberta": "roberta", "xlm-roberta": "xlm-roberta", "distilbert": "distilbert", "electra": "electra"}
 
 
-def create(suite, root):
+def create(suite, root, sentences_file):
     arch = ARCH_OF[suite]
     vocab = make_tokenizer(arch, os.path.join(root, "_tokenizer"))
     folders = []
@@ -187,39 +189,38 @@ def create(suite, root):
         folders.append({"name": name, "class": cls_name, "format": fmt, "mlm": has_mlm_head(cls_name)})
     with open(os.path.join(root, "folders.json"), "w") as f:
         json.dump(folders, f, indent=1)
+    with open(sentences_file, encoding="utf-8") as f:
+        sentences = f.read().splitlines()
+    for folder in folders:
+        name = folder["name"]
+        reference(os.path.join(root, name), sentences, os.path.join(root, f"{name}.reference.safetensors"))
 
 
-def run(job_file):
-    with open(job_file) as f:
-        jobs = json.load(f)
-    for job in jobs:
-        with open(os.path.join(job["model"], "config.json")) as f:
-            cls_name = json.load(f)["architectures"][0]
-        model, info = getattr(T, cls_name).from_pretrained(job["model"], output_loading_info=True)
-        bad = {k: v for k, v in info.items() if v and k in ("missing_keys", "unexpected_keys", "mismatched_keys")}
-        if bad:
-            sys.exit(f"{job['model']}: transformers reports {bad}")
-        model.eval()
-        tok = T.AutoTokenizer.from_pretrained(job["model"])
-        out = {}
-        for i, s in enumerate(job["sentences"]):
-            ids = torch.tensor([tok(s)["input_ids"]])
-            mask = torch.ones_like(ids)
-            with torch.no_grad():
-                enc = model.base_model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
-                out[f"hidden_{i}"] = torch.stack(enc.hidden_states)[:, 0].float().contiguous()
-                if has_mlm_head(cls_name):
-                    o = model(input_ids=ids, attention_mask=mask)
-                    logits = o.prediction_logits if cls_name == "BertForPreTraining" else o.logits
-                    out[f"logits_{i}"] = logits[0].float().contiguous()
-            out[f"ids_{i}"] = ids[0].long().contiguous()
-        save_file(out, job["out"])
-
+def reference(model_dir, sentences, out_file):
+    with open(os.path.join(model_dir, "config.json")) as f:
+        cls_name = json.load(f)["architectures"][0]
+    model, info = getattr(T, cls_name).from_pretrained(model_dir, output_loading_info=True)
+    bad = {k: v for k, v in info.items() if v and k in ("missing_keys", "unexpected_keys", "mismatched_keys")}
+    if bad:
+        sys.exit(f"{model_dir}: transformers reports {bad}")
+    model.eval()
+    tok = T.AutoTokenizer.from_pretrained(model_dir)
+    out = {}
+    for i, s in enumerate(sentences):
+        ids = torch.tensor([tok(s)["input_ids"]])
+        mask = torch.ones_like(ids)
+        with torch.no_grad():
+            enc = model.base_model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+            out[f"hidden_{i}"] = torch.stack(enc.hidden_states)[:, 0].float().contiguous()
+            if has_mlm_head(cls_name):
+                o = model(input_ids=ids, attention_mask=mask)
+                logits = o.prediction_logits if cls_name == "BertForPreTraining" else o.logits
+                out[f"logits_{i}"] = logits[0].float().contiguous()
+        out[f"ids_{i}"] = ids[0].long().contiguous()
+    save_file(out, out_file)
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "create" and sys.argv[2] in SUITES:
-        create(sys.argv[2], sys.argv[3])
-    elif len(sys.argv) == 3 and sys.argv[1] == "run":
-        run(sys.argv[2])
+    if len(sys.argv) == 5 and sys.argv[1] == "create" and sys.argv[2] in SUITES:
+        create(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
         sys.exit(__doc__)
