@@ -13,6 +13,9 @@
 //! // r.words_src / r.words_tgt and r.single_src / r.single_tgt are the vocabularies of (b) and (a)
 //! let ft = words::align_static(en_ft, fr_ft, #{ dictionary: "en-fr", src_words: r.single_src, tgt_words: r.single_tgt });
 //! ```
+//! `dictionary` names a MUSE pair, or an identity dictionary over one MUSE file's source words: `en-enx` (each word
+//! and its rewrite) or a language with itself, `en-en`, for two models of one language word by word
+//! ([`crate::text::evalsets::muse_split`]).
 //! `words::align_static` takes optional `src_words` / `tgt_words`: the static vectors' vocabularies are cut to those
 //! words, so a static baseline is scored on the same subset as an MLM probe (Emerging §5.1.1: "the same subset of
 //! fastText").

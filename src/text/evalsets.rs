@@ -17,18 +17,19 @@ pub use crate::data::FilesRead;
 /// The MUSE dictionary `pair` (`en-fr`: English → French) split by unique-source-word rank into train [0, 5000) and
 /// test [5000, 6500), as MUSE's `.0-5000.txt` / `.5000-6500.txt` files are.
 ///
-/// For a synthetic target (`en-enx`: [`crate::text::pseudo::eval_source`]) the dictionary is the identity of its
-/// source: the source words of MUSE `en-fr`, in their order, each paired with its own rewrite (one translation per
-/// word), split by the same ranks.
+/// Two dictionaries are the identity of the source's words, each word paired with one target (one translation per
+/// word), split by the same ranks: for a synthetic target (`en-enx`: [`crate::text::pseudo::eval_source`]) its
+/// rewrite, and for the source language itself (`en-en`, `fr-fr`: two models of one language, word by word) the
+/// word. The words are the source words of one MUSE file, in its order: `en-fr` for English, `L-en` for any other L.
 pub fn muse_split(catalog: &Catalog, roots: &DataRoots, pair: &str) -> Result<(Split, FilesRead)> {
     let (pairs, files) = muse_pairs(catalog, roots, pair)?;
-    let pairs = match synthetic_target(pair) {
-        Some(rewrite) => {
+    let pairs = match identity_target(pair) {
+        Some(target) => {
             let mut seen = HashSet::new();
             pairs
                 .into_iter()
                 .filter(|p| seen.insert(p.src.clone()))
-                .map(|p| DictPair { tgt: rewrite.word(&p.src), src: p.src })
+                .map(|p| DictPair { tgt: target.word(&p.src), src: p.src })
                 .collect()
         }
         None => pairs,
@@ -36,16 +37,38 @@ pub fn muse_split(catalog: &Catalog, roots: &DataRoots, pair: &str) -> Result<(S
     Ok((split_by_source_rank(&pairs, MUSE_TRAIN, MUSE_TEST), files))
 }
 
-/// The rewrite of `pair`'s target when it is a synthetic language of `pair`'s source (`en-enx`).
-fn synthetic_target(pair: &str) -> Option<crate::text::rewrite::Rewrite> {
-    let (src, tgt) = pair.split_once('-')?;
-    crate::text::pseudo::eval_source(tgt).filter(|(s, _)| *s == src).map(|(_, r)| r)
+/// What an identity dictionary pairs each source word with.
+enum IdentityTarget {
+    /// The word itself (`en-en`).
+    Same,
+    /// Its rewrite in a synthetic language of the source (`en-enx`).
+    Rewritten(crate::text::rewrite::Rewrite),
 }
 
-/// The mirror path of the MUSE file behind `pair` (`en-enx` reads `en-fr`: see [`muse_split`]).
+impl IdentityTarget {
+    fn word(&self, w: &str) -> String {
+        match self {
+            IdentityTarget::Same => w.to_string(),
+            IdentityTarget::Rewritten(r) => r.word(w),
+        }
+    }
+}
+
+/// `pair`'s identity target when its dictionary is an identity (see [`muse_split`]), else `None`.
+fn identity_target(pair: &str) -> Option<IdentityTarget> {
+    let (src, tgt) = pair.split_once('-')?;
+    if src == tgt {
+        return Some(IdentityTarget::Same);
+    }
+    crate::text::pseudo::eval_source(tgt).filter(|(s, _)| *s == src).map(|(_, r)| IdentityTarget::Rewritten(r))
+}
+
+/// The mirror path of the MUSE file behind `pair` (`en-enx` and `en-en` read `en-fr`, `fr-fr` reads `fr-en`: see
+/// [`muse_split`]).
 pub fn muse_path(pair: &str) -> String {
-    let file_pair = match (synthetic_target(pair), pair.split_once('-')) {
-        (Some(_), Some((src, _))) => format!("{src}-fr"),
+    let file_pair = match (identity_target(pair), pair.split_once('-')) {
+        (Some(_), Some(("en", _))) => "en-fr".to_string(),
+        (Some(_), Some((src, _))) => format!("{src}-en"),
         _ => pair.to_string(),
     };
     format!("dict/muse/{file_pair}.dict")
@@ -226,5 +249,24 @@ mod tests {
         assert_eq!(x.test.len(), words(&x.test).len(), "one translation per word");
         let rw = crate::text::rewrite::Rewrite::Script;
         assert!(x.test.iter().all(|p| p.tgt == rw.word(&p.src)));
+    }
+
+    #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
+    #[test]
+    fn a_language_with_itself_gets_the_identity_dictionary() {
+        let roots = roots().expect("the data mirror (without it this test is ignored)");
+        let catalog = Catalog::load_default().unwrap();
+        let words = |ps: &[DictPair]| ps.iter().map(|p| p.src.clone()).collect::<std::collections::BTreeSet<_>>();
+        for (pair, of, file) in [("en-en", "en-fr", "dict/muse/en-fr.dict"), ("de-de", "de-en", "dict/muse/de-en.dict")]
+        {
+            let (muse, _) = muse_split(&catalog, &roots, of).unwrap();
+            let (same, files) = muse_split(&catalog, &roots, pair).unwrap();
+            assert_eq!(files[0].0, file, "{pair}");
+            assert_eq!((words(&same.train), words(&same.test)), (words(&muse.train), words(&muse.test)), "{pair}");
+            assert_eq!(same.test.len(), words(&same.test).len(), "{pair}: one translation per word");
+            assert!(same.train.iter().chain(&same.test).all(|p| p.tgt == p.src), "{pair}");
+        }
+        assert_eq!(muse_path("fr-en"), "dict/muse/fr-en.dict", "a real pair reads its own file");
+        assert!(muse_split(&catalog, &roots, "xx-xx").unwrap_err().to_string().contains("no MUSE dictionary"));
     }
 }
