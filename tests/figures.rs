@@ -474,3 +474,32 @@ fn the_pretraining_effect_script_pairs_every_task_with_its_never_pretrained_cont
     }
     assert_eq!(rec["tables"][0]["rows"].as_array().unwrap().len(), 6, "3 tasks × (control + pre-trained)");
 }
+
+/// The control for fig4 (scripts/regime/word-isomorphism.rhai): fig4's contextual word probe from the English model
+/// to a second English model (identity dictionary) and to French, each with fastText on the same words.
+#[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
+fn the_word_isomorphism_control_scores_two_english_pairs_and_en_fr_per_layer() {
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("o");
+    let script = crossling::figures::scripts_dir().join("regime/word-isomorphism.rhai");
+    let o = run_script(&script, &out, &data, work.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("word-isomorphism.json")).unwrap()).unwrap();
+    for key in ["en-en′", "en-en+1", "en-fr"] {
+        let layers = rec["values"][key]["contextual"].as_array().unwrap().len();
+        assert!(layers >= 2, "{key}: the embedding output and every layer");
+        assert!(rec["scores"].get(format!("{key}/L{layers}")).is_none(), "{key}: no score beyond the last layer");
+        for score in (0..layers).map(|l| format!("{key}/L{l}")).chain([format!("{key}/best")]) {
+            let s = &rec["scores"][&score];
+            let (lo, e, hi) =
+                (s["low"].as_f64().unwrap(), s["estimate"].as_f64().unwrap(), s["high"].as_f64().unwrap());
+            assert!(0.0 <= lo && lo <= e && e <= hi && hi <= 100.0 && s["interval"] == "bootstrap", "{score}: {s}");
+        }
+    }
+    // On the same sentences, one English model's words are found in the other's above chance even at smoke.
+    assert!(rec["scores"]["en-en′/best"]["estimate"].as_f64().unwrap() > 5.0, "{}", rec["scores"]["en-en′/best"]);
+    assert_eq!(rec["tables"][0]["rows"].as_array().unwrap().len(), 3);
+}
