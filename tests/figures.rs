@@ -445,19 +445,23 @@ fn a_smoke_run_does_not_replace_a_record_of_another_scale() {
     assert!(o.status.success(), "{}", text(&o));
 }
 
+/// The record of `scripts/regime/NAME.rhai` run at `smoke` on the mirror, with fresh caches.
+fn regime_record(name: &str) -> serde_json::Value {
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("o");
+    let script = crossling::figures::scripts_dir().join(format!("regime/{name}.rhai"));
+    let o = run_script(&script, &out, &data, work.path());
+    assert!(o.status.success(), "{name}: {}", text(&o));
+    serde_json::from_str(&std::fs::read_to_string(out.join(format!("{name}.json"))).unwrap()).unwrap()
+}
+
 /// The regime's test of what pre-training buys (scripts/regime/pretraining-effect*.rhai): every task scored on the
 /// pre-trained snapshots and on the never pre-trained encoder, one paired claim per task with a verdict.
 #[test]
 #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn the_pretraining_effect_script_pairs_every_task_with_its_never_pretrained_control() {
-    let data = mirror().expect("the data mirror (without it this test is ignored)");
-    let work = tempfile::tempdir().unwrap();
-    let out = work.path().join("o");
-    let script = crossling::figures::scripts_dir().join("regime/pretraining-effect-preln.rhai");
-    let o = run_script(&script, &out, &data, work.path());
-    assert!(o.status.success(), "{}", text(&o));
-    let rec: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("pretraining-effect-preln.json")).unwrap()).unwrap();
+    let rec = regime_record("pretraining-effect-preln");
     let claims = rec["claims"].as_array().unwrap();
     assert_eq!(claims.len(), 3);
     for (claim, task) in claims.iter().zip(["ner", "nli", "parse"]) {
@@ -480,14 +484,7 @@ fn the_pretraining_effect_script_pairs_every_task_with_its_never_pretrained_cont
 #[test]
 #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn the_word_isomorphism_control_scores_two_english_pairs_and_en_fr_per_layer() {
-    let data = mirror().expect("the data mirror (without it this test is ignored)");
-    let work = tempfile::tempdir().unwrap();
-    let out = work.path().join("o");
-    let script = crossling::figures::scripts_dir().join("regime/word-isomorphism.rhai");
-    let o = run_script(&script, &out, &data, work.path());
-    assert!(o.status.success(), "{}", text(&o));
-    let rec: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("word-isomorphism.json")).unwrap()).unwrap();
+    let rec = regime_record("word-isomorphism");
     for key in ["en-en′", "en-en+1", "en-fr"] {
         let layers = rec["values"][key]["contextual"].as_array().unwrap().len();
         assert!(layers >= 2, "{key}: the embedding output and every layer");
