@@ -20,6 +20,10 @@ PY_TOOLS=("numpy==2.4.6" "transformers==5.23.0" "safetensors==0.8.0" "gensim==4.
 # (evcxr 0.22.0 needs rustc 1.95).
 NB_TOOLS=("notebook==7.6.5" "nbconvert==7.17.2" "nbclient==0.11.0" "nbformat==5.11.1")
 EVCXR_VERSION="0.22.0"
+# uv (PyPI) installs the wheels: on 2026-11-29, torch + numpy into an empty venv with no cache took 27.5 s with uv
+# (installing uv included) against 92.8 s with pip, in one command on this project's 2-core machine. pip is the
+# fallback where no uv wheel exists for the platform.
+UV_VERSION="0.13.9"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VENV="$ROOT/.venv"
 
@@ -53,6 +57,22 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 VPY="$VENV/bin/python"
 
+# Installs the specs "$@" into the venv with uv (installed into the venv by pip first, pinned), or with pip where uv
+# cannot be installed. $1: "--quiet" or "" (progress shown).
+install_into_venv() {
+  local quiet="$1"
+  shift
+  local uv="$VENV/bin/uv"
+  if ! "$uv" --version 2>/dev/null | grep -qx "uv $UV_VERSION.*"; then
+    "$VPY" -m pip install --disable-pip-version-check --quiet "uv==$UV_VERSION" >/dev/null 2>&1 || true
+  fi
+  if "$uv" --version >/dev/null 2>&1; then
+    "$uv" pip install --python "$VPY" $quiet "$@"
+  else
+    "$VPY" -m pip install --disable-pip-version-check ${quiet:---progress-bar on} "$@"
+  fi
+}
+
 installed_torch() {
   "$VPY" - <<'PY' 2>/dev/null || true
 import importlib.metadata as m
@@ -66,8 +86,8 @@ PY
 have="$(installed_torch)"
 if [ "${have%%+*}" != "$TORCH_VERSION" ]; then
   say "installing torch==$TORCH_VERSION from PyPI into $VENV (about 3 GB with its CUDA runtime libraries; once)"
-  "$VPY" -m pip install --disable-pip-version-check --quiet --progress-bar on "torch==$TORCH_VERSION" numpy \
-    || die "pip could not install torch==$TORCH_VERSION; check the network / PyPI access and re-run ./setup.sh"
+  install_into_venv "" "torch==$TORCH_VERSION" numpy \
+    || die "could not install torch==$TORCH_VERSION; check the network / PyPI access and re-run ./setup.sh"
   have="$(installed_torch)"
   [ "${have%%+*}" = "$TORCH_VERSION" ] || die "torch $TORCH_VERSION is still not importable from $VENV (found '${have:-none}')"
 else
@@ -88,15 +108,15 @@ for spec in sys.argv[1:]:
 PY
 }
 
-# Installs the pinned specs "$@" into the venv unless all are there at their versions (pip is only called then).
+# Installs the pinned specs "$@" into the venv unless all are there at their versions (the installer is only called then).
 # $1: what they are, for the messages (e.g. "Jupyter"); $2: the command that re-runs this step; $3: the install message.
 ensure_specs() {
   local what="$1" rerun="$2" installing="$3"
   shift 3
   if [ -n "$(missing_specs "$@")" ]; then
     say "$installing"
-    "$VPY" -m pip install --disable-pip-version-check --quiet "$@" \
-      || die "pip could not install $*; check the network / PyPI access and re-run $rerun"
+    install_into_venv --quiet "$@" \
+      || die "could not install $*; check the network / PyPI access and re-run $rerun"
   else
     say "$what $* already installed"
   fi
