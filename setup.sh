@@ -69,7 +69,9 @@ install_into_venv() {
   if "$uv" --version >/dev/null 2>&1; then
     "$uv" pip install --python "$VPY" $quiet "$@"
   else
-    "$VPY" -m pip install --disable-pip-version-check ${quiet:---progress-bar on} "$@"
+    local pip_flags=(--disable-pip-version-check --quiet)
+    [ -n "$quiet" ] || pip_flags+=(--progress-bar on)
+    "$VPY" -m pip install "${pip_flags[@]}" "$@"
   fi
 }
 
