@@ -202,8 +202,10 @@ mod tests {
     fn costs_grow_with_the_model_and_the_budget() {
         let cfg = crate::train::presets::preset("default", "en-fr", Scale::Cpu).unwrap();
         let cpu = pretrain_cost(&cfg);
-        // 10,000 steps × 2,048 tokens: about 2,070 s by the cost model; 1,919–2,473 s measured (CPU_THREAD_FLOPS).
-        assert!((1_950.0..2_200.0).contains(&cpu), "{cpu}");
+        // 6,000 steps × 2,048 tokens, 40 % masked: about 1,560 s by the cost model; 1,824 s measured on 2026-12-01
+        // (wall, one thread beside a test build). At the 15 % presets before: 10,000 steps, about 2,070 s by the
+        // model, 1,919–2,473 s measured (CPU_THREAD_FLOPS).
+        assert!((1_450.0..1_700.0).contains(&cpu), "{cpu}");
         // Separate embeddings add tables, not work per token.
         let sep = crate::train::presets::preset("sep-emb", "en-fr", Scale::Cpu).unwrap();
         assert!(sep.train.model.sharing.sep_emb);

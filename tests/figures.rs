@@ -479,6 +479,27 @@ fn the_pretraining_effect_script_pairs_every_task_with_its_never_pretrained_cont
     assert_eq!(rec["tables"][0]["rows"].as_array().unwrap().len(), 6, "3 tasks × (control + pre-trained)");
 }
 
+/// The batch-size study of the MLM plateau (scripts/regime/plateau-batch.rhai): one curve per batch size, each with
+/// the throughput it trained at (that every batch size is validated on the same segments is src/train/request.rs's
+/// unit test).
+#[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
+fn the_plateau_batch_study_gives_a_curve_and_a_throughput_per_batch_size() {
+    let rec = regime_record("plateau-batch");
+    let curves = rec["values"]["curves"].as_array().unwrap();
+    assert_eq!(curves.len(), 2);
+    for c in curves {
+        let rows = c["curve"].as_array().unwrap();
+        assert!(!rows.is_empty(), "{c}");
+        assert!(c["tokens_per_s"].as_f64().unwrap() > 0.0, "{c}");
+        for r in rows {
+            assert!(r["ppl"]["en"].as_f64().unwrap() > 1.0 && r["tokens_per_s"].as_f64().unwrap() > 0.0, "{r}");
+        }
+    }
+    let table = &rec["tables"][0]["rows"];
+    assert_eq!(table.as_array().unwrap().len(), 2);
+}
+
 /// The control for fig4 (scripts/regime/word-isomorphism.rhai): fig4's contextual word probe from the English model
 /// to a second English model (identity dictionary) and to French, each with fastText on the same words.
 #[test]

@@ -72,6 +72,10 @@ pub struct TrainBenchArgs {
     /// 0.1 at paper); 0.1 at cpu shows what the dropout masks cost.
     #[arg(long)]
     dropout: Option<f64>,
+    /// Share of the tokens masked for the loss in both runs (default: the scale's presets', 40 % at cpu since
+    /// 2026-12-01 and BERT's 15 % at paper). crossling's head runs at the masked positions, Hugging Face's at all.
+    #[arg(long)]
+    mask_prob: Option<f64>,
     /// Post-LN blocks (BERT's) in both runs, also where the scale's presets are pre-LN (`cpu`).
     #[arg(long)]
     post_ln: bool,
@@ -113,6 +117,7 @@ pub fn run(cmd: BenchCommand) -> Result<()> {
 struct Shape {
     name: Scale,
     model: ModelConfig,
+    mask_prob: f64,
     batch: usize,
     seq: usize,
     steps: usize,
@@ -151,6 +156,7 @@ fn shapes(a: &TrainBenchArgs) -> Result<Vec<Shape>> {
             Ok(Shape {
                 name,
                 model,
+                mask_prob: a.mask_prob.unwrap_or(sc.mask_prob),
                 batch: a.batch.unwrap_or(if cpu { sc.batch } else { 4 }),
                 seq,
                 steps: a.steps.unwrap_or(if cpu { 10 } else { 5 }),
@@ -187,7 +193,7 @@ fn pytorch(a: &TrainBenchArgs, s: &Shape, threads: usize, device: Device, bf16: 
         args.extend([flag.to_string(), v.to_string()]);
     }
     args.extend(["--seed".into(), a.seed.to_string(), "--device".into(), device_arg(device)]);
-    args.extend(["--dropout".into(), m.dropout.to_string(), "--mask-prob".into(), "0.15".into()]);
+    args.extend(["--dropout".into(), m.dropout.to_string(), "--mask-prob".into(), s.mask_prob.to_string()]);
     if bf16 {
         args.push("--bf16".into());
     }
@@ -238,7 +244,14 @@ fn train(a: TrainBenchArgs) -> Result<()> {
             if !a.json {
                 eprintln!("{}: crossling {} …", s.name, compute.describe());
             }
-            let timing = |adam| TimingRun { warmup: s.warmup, steps: s.steps, compute, adam, seed: a.seed };
+            let timing = |adam| TimingRun {
+                warmup: s.warmup,
+                steps: s.steps,
+                compute,
+                adam,
+                mask_prob: s.mask_prob,
+                seed: a.seed,
+            };
             let ours = time_train_steps(&s.model, s.batch, s.seq, timing(AdamLayout::Flat))?;
             let ours_fps = ours.tokens_per_s / tokens_per_step * flops;
             let ours_best = tokens_per_step / min(&ours.step_seconds);
@@ -324,7 +337,7 @@ fn train(a: TrainBenchArgs) -> Result<()> {
             "shape": s.name,
             "layers": m.layers, "hidden": m.hidden, "heads": m.heads, "ffn": m.ffn_dim(), "vocab": m.vocab_size,
             "blocks": if m.pre_ln { "pre-LN" } else { "post-LN" }, "dropout": m.dropout,
-            "batch": s.batch, "seq": s.seq, "warmup": s.warmup, "steps": s.steps,
+            "batch": s.batch, "seq": s.seq, "warmup": s.warmup, "steps": s.steps, "mask_prob": s.mask_prob,
             "flops_per_step": flops,
             "runs": runs,
         }));
@@ -358,9 +371,9 @@ fn print_text(r: &Value) {
     }
     for s in r["shapes"].as_array().into_iter().flatten() {
         println!(
-            "\n{}: {} layers × {} wide × {} heads, {}, dropout {}, vocab {}, {} × {} tokens per step, {} warm-up + {} timed steps; {:.1} GFLOP per step",
+            "\n{}: {} layers × {} wide × {} heads, {}, dropout {}, vocab {}, {} × {} tokens per step ({} masked), {} warm-up + {} timed steps; {:.1} GFLOP per step",
             s["shape"].as_str().unwrap_or("?"), s["layers"], s["hidden"], s["heads"],
-            s["blocks"].as_str().unwrap_or("?"), s["dropout"], s["vocab"], s["batch"], s["seq"], s["warmup"],
+            s["blocks"].as_str().unwrap_or("?"), s["dropout"], s["vocab"], s["batch"], s["seq"], s["mask_prob"], s["warmup"],
             s["steps"], g(&s["flops_per_step"])
         );
         for run in s["runs"].as_array().into_iter().flatten() {

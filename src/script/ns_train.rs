@@ -116,8 +116,9 @@ fn snapshot(s: &Session, model: &ModelRef, step: i64) -> Res<ModelRef> {
     Ok(ModelRef { name, source: ModelSource::Folder(dir) })
 }
 
-/// The validation perplexities of trained `model`, one map `#{ step, tokens, ppl: #{ LANG: … } }` per evaluation,
-/// from its `metrics.jsonl`.
+/// The validation perplexities of trained `model`, one map `#{ step, tokens, ppl: #{ LANG: … }, tokens_per_s }` per
+/// evaluation, from its `metrics.jsonl`; `tokens_per_s` is the mean of the trainer's per-step throughput over the
+/// steps since the previous evaluation (absent when the log has none).
 fn curve(model: &ModelRef) -> Res<rhai::Array> {
     let ModelSource::Cached(cached) = &model.source else {
         return Err(rhai_err(format!("train::curve: '{}' is not a model trained by train::model", model.name)));
@@ -126,14 +127,24 @@ fn curve(model: &ModelRef) -> Res<rhai::Array> {
     let text = std::fs::read_to_string(&path).map_err(|e| rhai_err(crate::error::Error::io(&path, e)))?;
     let tokens_per_step = (cached.config.train.batch_size * cached.config.train.seq_len) as i64;
     let mut out = rhai::Array::new();
+    // Training throughput of the steps since the previous validation row (their per-step `tokens_per_s`).
+    let (mut rate_sum, mut rate_steps) = (0.0, 0u32);
     for (i, line) in text.lines().enumerate() {
         let v: serde_json::Value = serde_json::from_str(line)
             .map_err(|e| rhai_err(format!("{}:{}: not a JSON object: {e}", path.display(), i + 1)))?;
+        if let Some(rate) = v["tokens_per_s"].as_f64() {
+            rate_sum += rate;
+            rate_steps += 1;
+        }
         let (Some(step), Some(ppl)) = (v["step"].as_u64(), v.get("valid_ppl")) else { continue };
         let mut row = Map::new();
         row.insert("step".into(), Dynamic::from(step as i64));
         row.insert("tokens".into(), Dynamic::from(step as i64 * tokens_per_step));
         row.insert("ppl".into(), rhai::serde::to_dynamic(ppl)?);
+        if rate_steps > 0 {
+            row.insert("tokens_per_s".into(), Dynamic::from(rate_sum / f64::from(rate_steps)));
+        }
+        (rate_sum, rate_steps) = (0.0, 0);
         out.push(Dynamic::from_map(row));
     }
     Ok(out)
@@ -251,7 +262,9 @@ mod tests {
         }
         let text = super::describe(&crate::train::presets::Pretraining::at(Scale::Cpu));
         assert!(
-            text.starts_with("4-layer pre-LN, 128-wide models (4 heads) pre-trained for 10,000 steps of 32 × 64"),
+            text.starts_with(
+                "4-layer pre-LN, 128-wide models (4 heads) pre-trained for 6,000 steps of 32 × 64 tokens, 40 % masked"
+            ),
             "{text}"
         );
         assert!(text.ends_with("on up to 100,000 sentences per language"), "{text}");

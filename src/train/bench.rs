@@ -43,14 +43,24 @@ pub const N_SPECIAL: u32 = 5;
 /// The `[MASK]` id of the random batches.
 pub const MASK_ID: u32 = 4;
 
-/// `n` random masked batches: ids uniform in `[N_SPECIAL, vocab)`, BERT masking (15%, 80/10/10).
+/// `n` random masked batches: ids uniform in `[N_SPECIAL, vocab)`, `mask_prob` of them selected (80/10/10; BERT's
+/// 15 % or the scale's presets' share, [`crate::train::presets::Pretraining::mask_prob`]).
 ///
 /// # Shapes
 /// each `[batch, seq]`
-pub fn random_batches(vocab: usize, batch: usize, seq: usize, n: usize, seed: u64) -> Result<Vec<MaskedBatch>> {
+pub fn random_batches(
+    vocab: usize,
+    batch: usize,
+    seq: usize,
+    n: usize,
+    mask_prob: f64,
+    seed: u64,
+) -> Result<Vec<MaskedBatch>> {
     if vocab <= N_SPECIAL as usize {
         return Err(Error::Invalid(format!("bench: vocabulary of {vocab} leaves no ordinary ids")));
     }
+    let masking = MaskingConfig { mask_prob, ..MaskingConfig::default() };
+    masking.validate()?;
     let mut rng = SplitMix64::new(seed);
     let pool: Vec<u32> = (N_SPECIAL..vocab as u32).collect();
     let special: Vec<u32> = (0..N_SPECIAL).collect();
@@ -59,7 +69,7 @@ pub fn random_batches(vocab: usize, batch: usize, seq: usize, n: usize, seed: u6
         .map(|_| {
             let ids = (0..batch * seq).map(|_| (N_SPECIAL as u64 + rng.below(span)) as i64).collect();
             let b = Batch { lang: "xx".into(), input_ids: ids, batch, seq };
-            mask_batch(&b, &MaskingConfig::default(), MASK_ID, &pool, &special, &mut rng)
+            mask_batch(&b, &masking, MASK_ID, &pool, &special, &mut rng)
         })
         .collect())
 }
@@ -90,6 +100,8 @@ pub struct TimingRun {
     pub steps: usize,
     pub compute: Compute,
     pub adam: AdamLayout,
+    /// Share of the tokens selected for the loss ([`random_batches`]).
+    pub mask_prob: f64,
     pub seed: u64,
 }
 
@@ -97,11 +109,11 @@ pub struct TimingRun {
 /// `run.warmup` untimed ones, on random batches drawn before the clock starts (learning rate 1e-4, clipping at 1.0).
 /// The loss read-back in each step synchronises the device, so step times include all queued work.
 pub fn time_train_steps(model_cfg: &ModelConfig, batch: usize, seq: usize, run: TimingRun) -> Result<StepTimings> {
-    let TimingRun { warmup, steps, compute, adam: layout, seed } = run;
+    let TimingRun { warmup, steps, compute, adam: layout, mask_prob, seed } = run;
     if steps == 0 {
         return Err(Error::Invalid("bench: at least one timed step is needed".into()));
     }
-    let batches = random_batches(model_cfg.vocab_size, batch, seq, warmup + steps, seed)?;
+    let batches = random_batches(model_cfg.vocab_size, batch, seq, warmup + steps, mask_prob, seed)?;
     let _rng = crate::device::torch_rng_lock();
     tch::manual_seed(seed as i64);
     let vs = VarStore::new(compute.device);
@@ -169,18 +181,27 @@ mod tests {
 
     #[test]
     fn random_batches_are_masked_and_reproducible() {
-        let a = random_batches(50, 2, 10, 3, 1).unwrap();
-        assert_eq!(a, random_batches(50, 2, 10, 3, 1).unwrap());
+        let a = random_batches(50, 2, 10, 3, 0.15, 1).unwrap();
+        assert_eq!(a, random_batches(50, 2, 10, 3, 0.15, 1).unwrap());
         assert_eq!(a.len(), 3);
         assert!(a.iter().all(|b| b.num_selected() == 3)); // round(0.15 · 20)
         assert!(a[0].input_ids.iter().all(|&i| (N_SPECIAL as i64 - 1..50).contains(&i)));
-        assert!(random_batches(5, 2, 10, 1, 1).is_err());
+        assert!(random_batches(5, 2, 10, 1, 0.15, 1).is_err());
+        assert!(random_batches(50, 2, 10, 3, 0.4, 1).unwrap().iter().all(|b| b.num_selected() == 8)); // round(0.4 · 20)
+        assert!(random_batches(50, 2, 10, 1, 1.5, 1).is_err());
     }
 
     #[test]
     fn timing_runs_on_a_tiny_model() {
         let m = crate::train::trainer::tests::tiny_model(40);
-        let run = TimingRun { warmup: 1, steps: 2, compute: Compute::cpu(), adam: AdamLayout::Flat, seed: 0 };
+        let run = TimingRun {
+            warmup: 1,
+            steps: 2,
+            compute: Compute::cpu(),
+            adam: AdamLayout::Flat,
+            mask_prob: 0.15,
+            seed: 0,
+        };
         let t = time_train_steps(&m, 2, 8, run).unwrap();
         assert_eq!((t.step_seconds.len(), t.losses.len()), (2, 3));
         assert!(t.tokens_per_s > 0.0 && t.parameters > 0);

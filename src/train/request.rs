@@ -59,6 +59,9 @@ pub struct ShapeChange {
     /// Vocabulary of a language pair (one language gets half, as in [`crate::train::presets`]).
     pub vocab: Option<usize>,
     pub seq_len: Option<usize>,
+    /// Stream segments per step. The validation batches scale with it (`eval_batches · batch` stays the scale's),
+    /// so every batch size is validated on the same segments: the validation batcher draws segments from one
+    /// seeded permutation whatever the batch size ([`crate::text::stream::StreamBatcher`]).
     pub batch: Option<usize>,
     pub warmup: Option<u64>,
     /// Peak learning rate.
@@ -69,6 +72,8 @@ pub struct ShapeChange {
     pub dropout: Option<f64>,
     /// Pre-LN blocks ([`crate::model::ModelConfig::pre_ln`]).
     pub pre_ln: Option<bool>,
+    /// Share of the tokens selected for the MLM loss ([`Pretraining::mask_prob`]).
+    pub mask_prob: Option<f64>,
 }
 
 impl ShapeChange {
@@ -80,12 +85,19 @@ impl ShapeChange {
         sc.hidden = pick(self.hidden, sc.hidden);
         sc.vocab = pick(self.vocab, sc.vocab);
         sc.seq_len = pick(self.seq_len, sc.seq_len);
-        sc.batch = pick(self.batch, sc.batch);
+        if let Some(batch) = self.batch {
+            // (0 is left for the run config's check to refuse.)
+            if batch > 0 && batch != sc.batch {
+                sc.eval_batches = (sc.eval_batches * sc.batch).div_ceil(batch);
+            }
+            sc.batch = batch;
+        }
         sc.warmup = self.warmup.unwrap_or(sc.warmup);
         sc.peak_lr = self.lr.unwrap_or(sc.peak_lr);
         sc.eval_every = self.eval_every.unwrap_or(sc.eval_every);
         sc.dropout = self.dropout.unwrap_or(sc.dropout);
         sc.pre_ln = self.pre_ln.unwrap_or(sc.pre_ln);
+        sc.mask_prob = self.mask_prob.unwrap_or(sc.mask_prob);
         sc
     }
 }
@@ -202,9 +214,11 @@ pub fn describe(p: &Pretraining) -> String {
         }
         out
     };
+    let bert = crate::text::masking::MaskingConfig::default().mask_prob;
+    let masked = if p.mask_prob == bert { String::new() } else { format!(", {:.0} % masked", 100.0 * p.mask_prob) };
     format!(
-        "{}-layer{}, {}-wide models ({} heads) pre-trained for {} steps of {} × {} tokens on up to {} sentences per \
-         language",
+        "{}-layer{}, {}-wide models ({} heads) pre-trained for {} steps of {} × {} tokens{masked} on up to {} \
+         sentences per language",
         p.layers,
         if p.pre_ln { " pre-LN" } else { "" },
         p.hidden,
@@ -225,7 +239,8 @@ mod tests {
         let plain = ModelRequest::new("default", "en-fr").run_config(Scale::Cpu, 0, &Compute::cpu()).unwrap();
         let m = &plain.train.model;
         assert_eq!((m.dropout, m.attention_dropout, m.pre_ln, m.layers), (0.0, 0.0, true, 4));
-        assert_eq!(plain.train.snapshot_steps, [250, 500, 1_500, 5_000, 10_000]);
+        assert_eq!(plain.train.snapshot_steps, [250, 500, 1_500, 3_000, 6_000]);
+        assert_eq!(plain.train.masking.mask_prob, 0.4);
         let smoke = ModelRequest::new("default", "en-fr").run_config(Scale::Smoke, 0, &Compute::cpu()).unwrap();
         assert!(!smoke.train.model.to_json().unwrap().contains("pre_ln") && smoke.train.snapshot_steps.is_empty());
         let change: ShapeChange =
@@ -236,7 +251,7 @@ mod tests {
         let m = &cfg.train.model;
         assert_eq!((m.dropout, m.attention_dropout, m.pre_ln, m.layers), (0.1, 0.1, false, 2));
         assert_eq!((cfg.train.peak_lr, cfg.train.warmup_steps), (0.002, 100));
-        assert_eq!((m.hidden, cfg.train.batch_size, cfg.train.steps), (128, 32, 10_000), "the rest is the scale's");
+        assert_eq!((m.hidden, cfg.train.batch_size, cfg.train.steps), (128, 32, 6_000), "the rest is the scale's");
         let sc = req.shape.as_ref().unwrap().apply(Pretraining::at(Scale::Cpu));
         assert!(describe(&sc).starts_with("2-layer, 128-wide models (4 heads)"), "{}", describe(&sc));
         assert!(describe(&Pretraining::at(Scale::Cpu)).starts_with("4-layer pre-LN, 128-wide"));
@@ -246,6 +261,25 @@ mod tests {
         assert_eq!(cfg.train.snapshot_steps, [250, 500, 1_500]);
         let long = ModelRequest { steps: Some(30_000), ..ModelRequest::new("multilingual", "en-fr-de-ru-zh") };
         assert_eq!(long.run_config(Scale::Cpu, 0, &Compute::cpu()).unwrap().train.snapshot_steps.len(), 5);
+        // Another batch size is validated on the scale's validation segments: 10 batches of 32 become 80 of 4.
+        let small: ShapeChange = serde_json::from_str(r#"{"batch": 4}"#).unwrap();
+        let cfg = ModelRequest { shape: Some(small), ..ModelRequest::new("mono", "en") }
+            .run_config(Scale::Cpu, 0, &Compute::cpu())
+            .unwrap();
+        assert_eq!((cfg.train.batch_size, cfg.train.eval_batches), (4, 80));
+        assert_eq!(cfg.train.eval_batches * cfg.train.batch_size, plain.train.eval_batches * plain.train.batch_size);
+        let masked: ShapeChange = serde_json::from_str(r#"{"mask_prob": 0.3}"#).unwrap();
+        let cfg = ModelRequest { shape: Some(masked), ..ModelRequest::new("mono", "en") }
+            .run_config(Scale::Cpu, 0, &Compute::cpu())
+            .unwrap();
+        assert_eq!((cfg.train.masking.mask_prob, cfg.train.masking.replace_mask), (0.3, 0.8));
+        let sc =
+            serde_json::from_str::<ShapeChange>(r#"{"mask_prob": 0.3}"#).unwrap().apply(Pretraining::at(Scale::Cpu));
+        assert!(describe(&sc).contains("64 tokens, 30 % masked on up to"), "{}", describe(&sc));
+        assert!(!describe(&Pretraining::at(Scale::Smoke)).contains("masked"), "BERT's 15 % is not named");
+        let over: ShapeChange = serde_json::from_str(r#"{"mask_prob": 1.5}"#).unwrap();
+        let req = ModelRequest { shape: Some(over), ..ModelRequest::new("mono", "en") };
+        assert!(req.run_config(Scale::Cpu, 0, &Compute::cpu()).is_err(), "a share above 1 is refused");
         let bad = serde_json::from_str::<ShapeChange>(r#"{"pre_LN": true}"#).unwrap_err().to_string();
         assert!(bad.contains("unknown field `pre_LN`"), "{bad}");
     }

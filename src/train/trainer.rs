@@ -10,7 +10,7 @@
 //!    (one [`TrainStep`], on `device` in `precision` — bf16 autocast on CUDA by default, fp32 on the CPU).
 //!
 //! Validation perplexity of a language is `exp(Σ_b n_b·L_b / Σ_b n_b)` — the exponential of the mean masked-token
-//! cross-entropy over `eval_batches` masked batches (`L_b` the batch's mean loss, `n_b` its number of selected
+//! cross-entropy over `eval_batches` batches masked BERT's way (15 %, whatever the training's share) (`L_b` the batch's mean loss, `n_b` its number of selected
 //! positions). The validation batches and their masks are drawn once from fixed seeds, so every evaluation
 //! sees the same inputs. As in the study, the best checkpoint (`out_dir/best/`) is the one with the lowest
 //! validation perplexity of `select_lang` (English); `out_dir/last/` is written every `checkpoint_every`
@@ -262,7 +262,12 @@ fn training_batchers(cfg: &TrainConfig, streams: Vec<TokenStream>) -> Result<BTr
     Ok(batchers)
 }
 
-/// The fixed validation batches of every language, masked once from seeds of `VALID` (see the module docs).
+/// Share of tokens the validation batches select, whatever the training's `mask_prob`: BERT's, so that perplexities
+/// of runs trained with other shares are measured on the same task.
+pub const VALID_MASK_PROB: f64 = 0.15;
+
+/// The fixed validation batches of every language, masked once from seeds of `VALID` (see the module docs), with
+/// [`VALID_MASK_PROB`] of the tokens selected.
 fn validation_batches(
     cfg: &TrainConfig,
     streams: Vec<TokenStream>,
@@ -275,8 +280,9 @@ fn validation_batches(
         let n = cfg.eval_batches.min(b.batches_per_epoch());
         let mut rng = SplitMix64::new(mix(cfg.seed, VALID, lang_index(&lang) ^ 1));
         let p = random_pool(tok_info, &lang)?;
+        let masking = MaskingConfig { mask_prob: VALID_MASK_PROB, ..cfg.masking };
         let list = (0..n)
-            .map(|_| mask_batch(&b.next_batch(), &cfg.masking, tok_info.mask_id, p, &tok_info.special_ids, &mut rng))
+            .map(|_| mask_batch(&b.next_batch(), &masking, tok_info.mask_id, p, &tok_info.special_ids, &mut rng))
             .collect();
         valid.insert(lang, list);
     }

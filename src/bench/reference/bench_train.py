@@ -4,7 +4,7 @@ The same model as crossling's encoder (post-LN BERT, tied output softmax, GELU, 
 SDPA attention); with `--pre-ln`, Hugging Face `RobertaPreLayerNormForMaskedLM` instead, the pre-LN form of the same
 blocks as crossling's pre-LN encoder (embedding LayerNorm, LayerNorm on each sub-block's input, a final LayerNorm
 after the last layer, the same MLM head; RoBERTa's position ids start after its padding id, so it gets two more
-position rows, which cost no FLOPs). The same batch and sequence length, BERT masking at the same rate (15%,
+position rows, which cost no FLOPs). The same batch and sequence length, BERT masking at the same rate (15% by default,
 80/10/10), Adam (beta 0.9/0.999, eps 1e-8) with global gradient-norm clipping at 1.0, one step = forward + loss +
 backward + clip + Adam + `loss.item()` (crossling also reads the loss back every step). Batches are random ids drawn
 before timing; warm-up steps are not timed. fp32 by default; `--bf16` runs the forward pass under CUDA bf16 autocast.
