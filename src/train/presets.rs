@@ -95,9 +95,9 @@ pub struct Pretraining {
     pub dropout: f64,
     /// Pre-LN blocks instead of BERT's post-LN ([`ModelConfig::pre_ln`]): at cpu only.
     pub pre_ln: bool,
-    /// Share of the tokens selected for the MLM loss ([`crate::text::masking::MaskingConfig::mask_prob`]): BERT's
-    /// 0.15 at every scale; the 80/10/10 split of the selected tokens stays. (Absent from settings written before
-    /// it existed: BERT's.)
+    /// Share of the tokens selected for the MLM loss ([`crate::text::masking::MaskingConfig::mask_prob`]):
+    /// [`CPU_MASK_PROB`] at cpu, BERT's 0.15 at smoke and paper; the 80/10/10 split of the selected tokens stays.
+    /// (Absent from settings written before it existed: BERT's.)
     #[serde(default = "bert_mask_prob")]
     pub mask_prob: f64,
     /// Steps after which every model of the scale keeps a copy of itself ([`TrainConfig::snapshot_steps`]; a
@@ -108,7 +108,8 @@ pub struct Pretraining {
     pub snapshot_steps: Vec<u64>,
 }
 
-fn bert_mask_prob() -> f64 {
+/// BERT's share of masked tokens (Devlin et al. 2019), [`MaskingConfig`]'s default.
+pub fn bert_mask_prob() -> f64 {
     MaskingConfig::default().mask_prob
 }
 

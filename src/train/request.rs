@@ -214,8 +214,11 @@ pub fn describe(p: &Pretraining) -> String {
         }
         out
     };
-    let bert = crate::text::masking::MaskingConfig::default().mask_prob;
-    let masked = if p.mask_prob == bert { String::new() } else { format!(", {:.0} % masked", 100.0 * p.mask_prob) };
+    let masked = if p.mask_prob == super::presets::bert_mask_prob() {
+        String::new()
+    } else {
+        format!(", {:.0} % masked", 100.0 * p.mask_prob)
+    };
     format!(
         "{}-layer{}, {}-wide models ({} heads) pre-trained for {} steps of {} × {} tokens{masked} on up to {} \
          sentences per language",
