@@ -6,6 +6,7 @@ mod bench;
 mod cli;
 
 fn main() {
+    crossling::device::allocator::configure();
     crossling::device::vector_math::init();
     if let Err(e) = cli::Cli::parse().dispatch() {
         eprintln!("error: {e:#}");

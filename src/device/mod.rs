@@ -5,6 +5,7 @@
 use crate::error::{Error, Result};
 use serde::Serialize;
 
+pub mod allocator;
 mod autocast;
 pub mod compute;
 pub mod vector_math;
