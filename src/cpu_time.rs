@@ -2,6 +2,8 @@
 //! `utime` and 15 `stime`, in clock ticks of `USER_HZ` = 1/100 s, the unit the kernel fixes for this interface;
 //! proc(5)). Unlike wall time it does not count the time the process waited for a core or was stopped (`SIGSTOP`),
 //! so it measures what a job costs on a shared machine. `None` where the file does not exist (not Linux).
+//! The same line gives the process's minor page faults (field 10, `minflt`), which
+//! [`crate::device::allocator`]'s test counts.
 
 /// CPU seconds (user + system, all threads) this process has used so far (see the module docs).
 pub fn process_cpu_seconds() -> Option<f64> {
@@ -9,11 +11,21 @@ pub fn process_cpu_seconds() -> Option<f64> {
     parse_stat(&stat)
 }
 
-/// `utime + stime` of a `/proc/PID/stat` line, in seconds. The command name (field 2) is parenthesised and may hold
-/// spaces or parentheses, so the fields are counted after its last `)`: there `state` is field 3, `utime` 14.
+/// Minor page faults (field 10 `minflt`: faults served without reading from disk) of this process so far.
+pub fn process_minor_faults() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    stat_fields(&stat)?.get(7)?.parse().ok()
+}
+
+/// The fields of a `/proc/PID/stat` line after the command name (field 2), which is parenthesised and may hold
+/// spaces or parentheses, so they are counted after its last `)`: there `state` (field 3) is index 0.
+fn stat_fields(stat: &str) -> Option<Vec<&str>> {
+    Some(stat.rsplit_once(')')?.1.split_whitespace().collect())
+}
+
+/// `utime + stime` of a `/proc/PID/stat` line, in seconds (fields 14 and 15; [`stat_fields`]).
 fn parse_stat(stat: &str) -> Option<f64> {
-    let (_, rest) = stat.rsplit_once(')')?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let fields = stat_fields(stat)?;
     let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok());
     Some((ticks(11)? + ticks(12)?) as f64 / 100.0)
 }
@@ -29,6 +41,7 @@ mod tests {
         assert_eq!(parse_stat(line), Some(130.0));
         assert_eq!(parse_stat("4129 (x) R 1 2"), None, "a line cut short has no time");
         assert_eq!(parse_stat("no parenthesis"), None);
+        assert_eq!(stat_fields(line).unwrap()[7], "100", "minflt, field 10");
     }
 
     #[test]

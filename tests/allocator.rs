@@ -3,26 +3,33 @@
 //! Its own binary without the test harness (`harness = false` in Cargo.toml): the check runs on the process's main
 //! thread, whose heap is the one the thresholds govern (a thread's arena deletes a wholly free heap of its own
 //! whatever they say), as the binary's training steps do, and nothing else allocates while the faults are counted.
-use crossling::device::allocator::{keep_freed_memory, minor_page_faults, MMAP_THRESHOLD};
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+use crossling::{
+    cpu_time::process_minor_faults,
+    device::allocator::{keep_freed_memory, MMAP_THRESHOLD},
+};
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 use tch::{Device, Kind, Tensor};
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 /// Minor page faults over `rounds` allocations of a filled `[bytes / 4]` f32 tensor, each freed before the next.
 fn faults_over(rounds: usize, bytes: usize) -> u64 {
-    let before = minor_page_faults().expect("getrusage reports minor faults on Linux");
+    let before = process_minor_faults().expect("/proc/self/stat gives minor faults on Linux");
     for _ in 0..rounds {
         let t = Tensor::ones([(bytes / 4) as i64], (Kind::Float, Device::Cpu));
         assert_eq!(t.size(), [(bytes / 4) as i64]);
     }
-    minor_page_faults().unwrap() - before
+    process_minor_faults().unwrap() - before
 }
 
 fn main() {
-    if !cfg!(all(target_os = "linux", target_env = "gnu")) {
-        println!("freed_tensors_reuse_their_pages: ignored (mallopt's thresholds are glibc's; elsewhere keep_freed_memory does nothing)");
-        return;
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        freed_tensors_reuse_their_pages_once_glibc_keeps_freed_memory();
+        println!("freed_tensors_reuse_their_pages_once_glibc_keeps_freed_memory ... ok");
     }
-    freed_tensors_reuse_their_pages_once_glibc_keeps_freed_memory();
-    println!("freed_tensors_reuse_their_pages_once_glibc_keeps_freed_memory ... ok");
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    println!("freed_tensors_reuse_their_pages: ignored (mallopt's thresholds are glibc's; elsewhere keep_freed_memory does nothing)");
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]

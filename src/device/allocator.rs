@@ -15,9 +15,9 @@
 //! [`keep_freed_memory`] fixes `M_MMAP_THRESHOLD` at [`MMAP_THRESHOLD`] and `M_TRIM_THRESHOLD` at
 //! [`TRIM_THRESHOLD`] (which also turns the dynamic adjustment off): a process keeps up to that much freed memory at
 //! the top of its heap for reuse. That heap is the main thread's, where the binary's training steps run; a thread's
-//! own arena deletes a heap of its (64 MiB at most) once it is wholly free, whatever the thresholds. It changes where memory comes from, never what is computed. The binary calls it at
-//! start ([`configure`]); a library user may (it is process-wide, so the library does not do it on its own). Elsewhere than on glibc
-//! it does nothing.
+//! own arena deletes a heap of its (64 MiB at most) once it is wholly free, whatever the thresholds. It changes where
+//! memory comes from, never what is computed. The binary calls it at start ([`configure`]); a library user may (it
+//! is process-wide, so the library does not do it on its own). Elsewhere than on glibc it does nothing.
 
 /// The environment variable that, set to `glibc`, leaves glibc's own thresholds ([`configure`]): for measuring what
 /// [`keep_freed_memory`] buys (`bench train` run with and without it), not for use.
@@ -55,20 +55,5 @@ pub fn keep_freed_memory() -> bool {
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     {
         false
-    }
-}
-
-/// Minor page faults of this process so far (`getrusage`), where the platform reports them.
-pub fn minor_page_faults() -> Option<u64> {
-    #[cfg(unix)]
-    {
-        // SAFETY: getrusage writes one rusage struct, which we own.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-        (rc == 0).then_some(usage.ru_minflt as u64)
-    }
-    #[cfg(not(unix))]
-    {
-        None
     }
 }
