@@ -3,7 +3,8 @@
 //! ([`crate::grid::plan`] turns them into a plan file; the script namespaces record them).
 //!
 //! Job ids: `model-LABEL-KEY` (the model cache folder's name), `task-TASK-HASH` (sha256 over the model's job, the
-//! options, the axes, the seed and the scale; first 16 hex digits), `figure-ID`.
+//! options, the axes, the seed and the scale; first 16 hex digits), `figure-ID-KEY` (KEY over the plan's request:
+//! [`crate::grid::plan::PlanRequest::figure_job_id`]; `figure-ID` in plans written before 2026-12-02).
 //!
 //! Costs are one-thread seconds: a pre-training costs `flops per token · tokens / CPU_THREAD_FLOPS` with the FLOPs
 //! crossling's training step executes ([`pretrain_flops_per_token`]), a fine-tuning the measured `cpu` time of its
@@ -47,7 +48,7 @@ pub enum JobSpec {
 /// One job of a plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Job {
-    /// `model-LABEL-KEY`, `task-TASK-HASH` or `figure-ID`.
+    /// `model-LABEL-KEY`, `task-TASK-HASH` or `figure-ID-KEY`.
     pub id: String,
     #[serde(flatten)]
     pub spec: JobSpec,

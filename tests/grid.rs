@@ -129,7 +129,11 @@ fn a_failed_job_stops_its_dependants_and_a_second_run_does_only_what_is_missing(
     let o = crossling(&["grid", "run", plan_path.to_str().unwrap(), "--workers", "2"], &data, dir.path());
     let msg = text(&o);
     assert!(!o.status.success(), "{msg}");
-    assert!(msg.contains(&format!("{broken_id}: failed")) && msg.contains("figure-liu-table4: not started"), "{msg}");
+    assert!(
+        msg.contains(&format!("{broken_id}: failed"))
+            && msg.contains(&format!("{}: not started", plan.figure_job("liu-table4").unwrap().id)),
+        "{msg}"
+    );
     let failed = dir.path().join("models/jobs").join(format!("{broken_id}.failed"));
     assert!(std::fs::read_to_string(&failed).unwrap().contains("no_such_option"));
     assert!(!out.join("liu-table4.json").exists(), "no figure from a failed grid");
@@ -143,5 +147,7 @@ fn a_failed_job_stops_its_dependants_and_a_second_run_does_only_what_is_missing(
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("2 job(s) run in 3 planning pass(es)"), "{}", text(&o));
     assert!(out.join("liu-table4.json").is_file());
-    assert!(dir.path().join("models/jobs/figure-liu-table4.done").is_file());
+    let figure_id = Plan::load(&plan_path).unwrap().figure_job("liu-table4").unwrap().id.clone();
+    assert!(figure_id.starts_with("figure-liu-table4-"), "{figure_id}");
+    assert!(dir.path().join("models/jobs").join(format!("{figure_id}.done")).is_file());
 }

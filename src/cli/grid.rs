@@ -114,7 +114,7 @@ pub fn plan(a: PlanArgs) -> Result<()> {
     );
     for f in &plan.planning {
         let took = f.planning_s.map(|s| format!(" (planned in {s:.1} s)")).unwrap_or_default();
-        let figure_done = plan.job(&format!("figure-{}", f.id)).is_ok_and(|j| j.done);
+        let figure_done = plan.figure_job(&f.id).is_ok_and(|j| j.done);
         if f.complete && figure_done {
             println!(
                 "  {}: every job was done, so the planning runs were the figure's run: wrote {}{took}",

@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
+use sha2::Digest;
 
 use crate::device::Compute;
 use crate::error::{Error, Result};
@@ -75,6 +76,28 @@ pub struct PlanRequest {
     pub scripts_dir: PathBuf,
 }
 
+impl PlanRequest {
+    /// The id of figure `figure`'s job in a plan of this request: `figure-ID-KEY`, KEY the first 16 hex digits of
+    /// the SHA-256 of the request's figure, scale, device, seeds and folders as JSON. Its done marker lives in the
+    /// shared model cache, so two plans of one figure that ask for different seeds, scales or output folders must
+    /// not share it: a marker that one of them wrote would make the other's figure job look done, and its record
+    /// would never be written.
+    pub fn figure_job_id(&self, figure: &str) -> String {
+        let request = serde_json::json!({
+            "figure": figure,
+            "scale": self.scale,
+            "device": self.device,
+            "seed": self.seed,
+            "seeds": self.seeds,
+            "models_dir": self.models_dir,
+            "out_dir": self.out_dir,
+            "scripts_dir": self.scripts_dir,
+        });
+        let digest = sha2::Sha256::digest(request.to_string().as_bytes());
+        format!("figure-{figure}-{}", &hex::encode(digest)[..16])
+    }
+}
+
 impl Plan {
     /// Reads a plan file.
     pub fn load(path: &Path) -> Result<Plan> {
@@ -104,6 +127,14 @@ impl Plan {
                 self.jobs.iter().map(|j| j.id.as_str()).collect::<Vec<_>>().join(", ")
             ))
         })
+    }
+
+    /// The figure job of `figure` (found by what it runs, so plans written before its id carried a key still load).
+    pub fn figure_job(&self, figure: &str) -> Result<&Job> {
+        self.jobs
+            .iter()
+            .find(|j| matches!(&j.spec, JobSpec::Figure { figure: f } if f == figure))
+            .ok_or_else(|| Error::Invalid(format!("the plan has no figure job for {figure}")))
     }
 
     /// Jobs not done yet, figure jobs excluded.
@@ -171,7 +202,7 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
         // Every seed ran to its end and every job it asked for is in the cache (`done` as the recorder found it):
         // the planning runs were the figure's run, so its record is written now and its figure job is done (unless
         // the folder holds another scale's record, which the figure job then reports).
-        let figure_id = format!("figure-{id}");
+        let figure_id = req.figure_job_id(id);
         let old_marker = super::job::marker_in(&req.models_dir, &figure_id, "done");
         // A record made before this plan does not answer it: the figure job runs again unless written below.
         let _ = std::fs::remove_file(&old_marker);
@@ -222,7 +253,7 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
 /// keep their request order; a kept figure keeps its jobs and its planning note.
 pub fn replan(previous: &Plan) -> Result<Plan> {
     let finished_since = |figure: &str| -> Result<bool> {
-        let deps = &previous.job(&format!("figure-{figure}"))?.deps;
+        let deps = &previous.figure_job(figure)?.deps;
         for d in deps {
             let job = previous.job(d)?;
             if !job.done && super::job::state(previous, job) == super::job::JobState::Done {
@@ -249,7 +280,7 @@ pub fn replan(previous: &Plan) -> Result<Plan> {
             Some(p) if again.contains(id) => p,
             _ => previous,
         };
-        let figure_job = source.job(&format!("figure-{id}"))?;
+        let figure_job = source.figure_job(id)?;
         for d in &figure_job.deps {
             if !jobs.iter().any(|j| &j.id == d) {
                 jobs.push(source.job(d)?.clone());
@@ -300,7 +331,7 @@ mod tests {
     fn job(id: &str, deps: &[&str], done: bool) -> Job {
         Job {
             id: id.into(),
-            spec: JobSpec::Figure { figure: id.into() },
+            spec: JobSpec::Figure { figure: id.strip_prefix("figure-").unwrap_or(id).into() },
             deps: deps.iter().map(|s| s.to_string()).collect(),
             cost_s: 1.0,
             threads: 1,
@@ -364,8 +395,8 @@ mod tests {
         assert_eq!(record.provenance.seeds, [0, 1]);
         assert!(record.provenance.log.iter().any(|l| l.starts_with("== fig7: seed 1 (2 of 2)")));
         assert_eq!(super::super::job::state(&p, &p.jobs[0]), super::super::job::JobState::Done);
-        let marker: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(models.join("jobs/figure-fig7.done")).unwrap()).unwrap();
+        let marker_path = models.join("jobs").join(format!("{}.done", req.figure_job_id("fig7")));
+        let marker: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(marker_path).unwrap()).unwrap();
         assert!(marker["seconds"].as_f64().is_some(), "{marker}");
         // The script now asks for a model nobody trained: the figure is not done, and the old marker is gone.
         std::fs::write(
@@ -375,9 +406,49 @@ mod tests {
         )
         .unwrap();
         let p = make_plan(&req).unwrap();
-        let figure = p.job("figure-fig7").unwrap();
+        let figure = p.figure_job("fig7").unwrap();
         assert!(!figure.done && figure.deps.len() == 2, "one model per seed: {figure:?}");
         assert_eq!(super::super::job::state(&p, figure), super::super::job::JobState::Pending);
+    }
+
+    #[test]
+    fn plans_of_one_figure_for_other_seeds_or_folders_do_not_share_its_figure_job() {
+        let dir = tempfile::tempdir().unwrap();
+        let (scripts, models) = (dir.path().join("scripts"), dir.path().join("models"));
+        std::fs::create_dir_all(&scripts).unwrap();
+        std::fs::write(scripts.join("fig7.rhai"), "results::value(\"x\", seed());\nresults::caption(\"a test\");\n")
+            .unwrap();
+        let one = PlanRequest {
+            figures: vec!["fig7".into()],
+            scale: Scale::Smoke,
+            device: "cpu".into(),
+            seed: 0,
+            seeds: 1,
+            models_dir: models.clone(),
+            out_dir: dir.path().join("out0"),
+            scripts_dir: scripts.clone(),
+        };
+        let other_seeds = PlanRequest { seed: 1, seeds: 2, out_dir: dir.path().join("out12"), ..one.clone() };
+        let other_folder = PlanRequest { out_dir: dir.path().join("elsewhere"), ..one.clone() };
+        let ids = [&one, &other_seeds, &other_folder].map(|r| r.figure_job_id("fig7"));
+        assert!(ids.iter().all(|id| id.starts_with("figure-fig7-") && id.len() == "figure-fig7-".len() + 16));
+        assert!(ids[0] != ids[1] && ids[0] != ids[2] && ids[1] != ids[2], "{ids:?}");
+        assert_eq!(one.figure_job_id("fig7"), ids[0], "the id is a function of the request");
+        // The first plan's planning run is its figure's run; the second plan's figure job is not done by that.
+        let first = make_plan(&one).unwrap();
+        assert!(first.figure_job("fig7").unwrap().done);
+        let mut second = make_plan(&other_seeds).unwrap();
+        assert!(second.figure_job("fig7").unwrap().done, "its planning runs were its run too");
+        assert!(dir.path().join("out12/fig7.json").is_file());
+        std::fs::remove_file(models.join("jobs").join(format!("{}.done", ids[1]))).unwrap();
+        second.jobs[0].done = false;
+        let job = second.figure_job("fig7").unwrap();
+        assert_eq!(super::super::job::state(&second, job), super::super::job::JobState::Pending, "one's marker");
+        assert_eq!(
+            super::super::job::state(&first, first.figure_job("fig7").unwrap()),
+            super::super::job::JobState::Done
+        );
+        assert!(second.figure_job("fig4").unwrap_err().to_string().contains("no figure job for fig4"));
     }
 
     #[test]
