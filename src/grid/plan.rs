@@ -354,6 +354,20 @@ mod tests {
         Plan { format: PLAN_FORMAT, request, planning: vec![], jobs }
     }
 
+    /// A smoke request for fig7 at seed 0 with the folders `scripts` and `models` under `root`, records to `out`.
+    fn fig7_request(root: &Path, out: PathBuf) -> PlanRequest {
+        PlanRequest {
+            figures: vec!["fig7".into()],
+            scale: Scale::Smoke,
+            device: "cpu".into(),
+            seed: 0,
+            seeds: 1,
+            models_dir: root.join("models"),
+            out_dir: out,
+            scripts_dir: root.join("scripts"),
+        }
+    }
+
     #[test]
     fn levels_follow_pending_dependencies() {
         let p = plan(vec![
@@ -377,16 +391,7 @@ mod tests {
         std::fs::create_dir_all(&scripts).unwrap();
         let script = scripts.join("fig7.rhai");
         std::fs::write(&script, "results::value(\"x\", 1.5);\nresults::caption(\"a test\");\n").unwrap();
-        let req = PlanRequest {
-            figures: vec!["fig7".into()],
-            scale: Scale::Smoke,
-            device: "cpu".into(),
-            seed: 0,
-            seeds: 2,
-            models_dir: models.clone(),
-            out_dir: out.clone(),
-            scripts_dir: scripts.clone(),
-        };
+        let req = PlanRequest { seeds: 2, ..fig7_request(dir.path(), out.clone()) };
         // No job asked for: both seeds run to their end, so planning wrote the record and the figure job is done.
         let p = make_plan(&req).unwrap();
         assert_eq!(p.jobs.len(), 1);
@@ -418,16 +423,7 @@ mod tests {
         std::fs::create_dir_all(&scripts).unwrap();
         std::fs::write(scripts.join("fig7.rhai"), "results::value(\"x\", seed());\nresults::caption(\"a test\");\n")
             .unwrap();
-        let one = PlanRequest {
-            figures: vec!["fig7".into()],
-            scale: Scale::Smoke,
-            device: "cpu".into(),
-            seed: 0,
-            seeds: 1,
-            models_dir: models.clone(),
-            out_dir: dir.path().join("out0"),
-            scripts_dir: scripts.clone(),
-        };
+        let one = fig7_request(dir.path(), dir.path().join("out0"));
         let other_seeds = PlanRequest { seed: 1, seeds: 2, out_dir: dir.path().join("out12"), ..one.clone() };
         let other_folder = PlanRequest { out_dir: dir.path().join("elsewhere"), ..one.clone() };
         let ids = [&one, &other_seeds, &other_folder].map(|r| r.figure_job_id("fig7"));
