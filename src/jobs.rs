@@ -136,9 +136,19 @@ pub fn model_job_id(label: &str, key: &str) -> String {
 /// The job id of a task run: `task-TASK-HASH`, the hash over the model's job, the options, the axes, the seed and
 /// the scale (the task cache's own key needs the model's weights, which exist only after its job).
 pub fn task_job_id(task: &str, model_job: &str, spec: &serde_json::Value) -> String {
+    keyed_id("task", task, &format!("{model_job}\n{task}\n{spec}"))
+}
+
+/// The job id of figure `figure`'s job: `figure-ID-KEY`, the key over `request`, the plan's request as JSON
+/// ([`crate::grid::plan::PlanRequest::figure_job_id`] says why).
+pub fn figure_job_id(figure: &str, request: &serde_json::Value) -> String {
+    keyed_id("figure", figure, &request.to_string())
+}
+
+/// `KIND-NAME-KEY`, KEY the first 16 hex digits of the SHA-256 of `text`.
+fn keyed_id(kind: &str, name: &str, text: &str) -> String {
     use sha2::{Digest, Sha256};
-    let text = format!("{model_job}\n{task}\n{spec}");
-    format!("task-{task}-{}", &hex::encode(Sha256::digest(text.as_bytes()))[..16])
+    format!("{kind}-{name}-{}", &hex::encode(Sha256::digest(text.as_bytes()))[..16])
 }
 
 /// Weights in the encoder's matrix products per token, `layers · (4d² + 2df)` (Q, K, V, O and the feed-forward

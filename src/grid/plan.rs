@@ -23,7 +23,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use sha2::Digest;
 
 use crate::device::Compute;
 use crate::error::{Error, Result};
@@ -78,7 +77,8 @@ pub struct PlanRequest {
 
 impl PlanRequest {
     /// The id of figure `figure`'s job in a plan of this request: `figure-ID-KEY`, KEY the first 16 hex digits of
-    /// the SHA-256 of the request's figure, scale, device, seeds and folders as JSON. Its done marker lives in the
+    /// the SHA-256 of the request's figure, scale, device, seeds and folders as JSON
+    /// ([`crate::jobs::figure_job_id`]). Its done marker lives in the
     /// shared model cache, so two plans of one figure that ask for different seeds, scales or output folders must
     /// not share it: a marker that one of them wrote would make the other's figure job look done, and its record
     /// would never be written.
@@ -93,8 +93,7 @@ impl PlanRequest {
             "out_dir": self.out_dir,
             "scripts_dir": self.scripts_dir,
         });
-        let digest = sha2::Sha256::digest(request.to_string().as_bytes());
-        format!("figure-{figure}-{}", &hex::encode(digest)[..16])
+        crate::jobs::figure_job_id(figure, &request)
     }
 }
 
