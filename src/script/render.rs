@@ -61,9 +61,12 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// given checkpoints. `None` when the record used no model.
 pub fn models_summary(models: &BTreeMap<String, Value>) -> Option<String> {
     let u = |v: &Value, path: &str| v.pointer(path).and_then(Value::as_u64);
-    /// (layers, hidden, heads) of a model, or (steps, batch, seq_len) of its pre-training.
+    /// (layers, hidden, heads) of a model.
     type Triple = (u64, u64, u64);
-    let mut shapes: BTreeMap<Triple, BTreeMap<Triple, usize>> = BTreeMap::new();
+    /// (steps, batch, seq_len, masked share in per mille) of its pre-training; the share is 0 in configs without
+    /// one.
+    type Budget = (u64, u64, u64, u64);
+    let mut shapes: BTreeMap<Triple, BTreeMap<Budget, usize>> = BTreeMap::new();
     let (mut random, mut other) = (0, 0);
     let mut statics: BTreeMap<String, usize> = BTreeMap::new();
     let mut given = Vec::new();
@@ -71,8 +74,10 @@ pub fn models_summary(models: &BTreeMap<String, Value>) -> Option<String> {
         let arch = (u(m, "/config/train/model/layers"), u(m, "/config/train/model/hidden"));
         let heads = u(m, "/config/train/model/heads");
         let budget = (u(m, "/config/train/steps"), u(m, "/config/train/batch_size"), u(m, "/config/train/seq_len"));
+        let masked = m.pointer("/config/train/masking/mask_prob").and_then(Value::as_f64);
+        let per_mille = masked.map_or(0, |p| (p * 1000.0).round() as u64);
         if let ((Some(l), Some(h)), Some(a), (Some(st), Some(b), Some(sl))) = (arch, heads, budget) {
-            *shapes.entry((l, h, a)).or_default().entry((st, b, sl)).or_default() += 1;
+            *shapes.entry((l, h, a)).or_default().entry((st, b, sl, per_mille)).or_default() += 1;
         } else if m.get("random_like").is_some() {
             random += 1;
         } else if let Some(kind) = m.pointer("/request/kind").and_then(Value::as_str) {
@@ -89,7 +94,13 @@ pub fn models_summary(models: &BTreeMap<String, Value>) -> Option<String> {
         let n: usize = budgets.values().sum();
         let tokens: Vec<String> = budgets
             .keys()
-            .map(|(steps, batch, seq)| format!("{steps} steps × {batch} × {seq} = {} tokens", si(steps * batch * seq)))
+            .map(|(steps, batch, seq, per_mille)| {
+                let tokens = format!("{steps} steps × {batch} × {seq} = {} tokens", si(steps * batch * seq));
+                match per_mille {
+                    0 => tokens,
+                    p => format!("{tokens}, {} % masked", format_percent(*p)),
+                }
+            })
             .collect();
         parts.push(format!(
             "{}: {layers} layers × {hidden} wide, {heads} heads, pre-trained on {}",
@@ -112,6 +123,15 @@ pub fn models_summary(models: &BTreeMap<String, Value>) -> Option<String> {
         parts.push(plural(other, "other model", "other models"));
     }
     (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+/// A share in per mille as a percentage without trailing zeros: 400 is `40`, 150 is `15`, 125 is `12.5`.
+fn format_percent(per_mille: u64) -> String {
+    if per_mille % 10 == 0 {
+        (per_mille / 10).to_string()
+    } else {
+        format!("{}.{}", per_mille / 10, per_mille % 10)
+    }
 }
 
 /// `seed 0` or `seeds 0, 1, 2` (`provenance.seeds`, or `provenance.seed` in records made before seeds existed).
@@ -312,6 +332,18 @@ mod tests {
         assert!(f[0].contains("1 MLM: 8 layers × 768 wide, 12 heads, pre-trained on 100000 steps × 256 × 256 = 6.6B"));
         assert!(f[0].ends_with("1 random encoder · 1 static embedding (glove) · given: mbert (hf_bert)"), "{}", f[0]);
         assert_eq!(f[1], "no substitution of the study's setup recorded · crossling unknown");
+        // The masked share where the config has one (40 % and 15 % models are told apart).
+        let mut masked = BTreeMap::new();
+        for (name, p) in [("a", 0.4), ("b", 0.4), ("c", 0.15), ("d", 0.125)] {
+            let mut m = trained(4, 128, 4, 6000, 32, 64);
+            m["config"]["train"]["masking"] = serde_json::json!({ "mask_prob": p });
+            masked.insert(name.to_string(), m);
+        }
+        assert_eq!(
+            models_summary(&masked).unwrap(),
+            "4 MLMs: 4 layers × 128 wide, 4 heads, pre-trained on 6000 steps × 32 × 64 = 12.3M tokens, 12.5 % masked \
+             or 6000 steps × 32 × 64 = 12.3M tokens, 15 % masked or 6000 steps × 32 × 64 = 12.3M tokens, 40 % masked"
+        );
         // No model at all (the schematics): no model part.
         assert_eq!(models_summary(&BTreeMap::new()), None);
         assert_eq!([si(999), si(1_000), si(52_000), si(1_638_400)], ["999", "1.0k", "52k", "1.6M"]);

@@ -92,13 +92,16 @@ pub fn markdown(entries: &[Entry]) -> String {
             continue;
         }
         details.push_str(&format!(
-            "\n### {} — {}\n{} · scale `{}` · seeds {} · revision `{}`\n\n",
+            "\n### {} — {}\n{} · scale `{}` · seeds {} · revision `{}`\n{}\n",
             e.id,
             r.title,
             e.study,
             r.provenance.scale,
             seeds_of(r),
-            r.provenance.revision
+            r.provenance.revision,
+            super::render::models_summary(&r.provenance.models)
+                .map(|m| format!("\nModels: {m}.\n"))
+                .unwrap_or_default()
         ));
         for c in &r.claims {
             match c.verdict {
@@ -230,9 +233,18 @@ mod tests {
             verdict: None,
             outcomes: vec![],
         });
+        r.provenance.models.insert(
+            "mono-en".into(),
+            serde_json::json!({ "config": { "train": { "steps": 6000, "batch_size": 32, "seq_len": 64,
+                "masking": { "mask_prob": 0.4 }, "model": { "layers": 4, "hidden": 128, "heads": 4 } } } }),
+        );
         let dir = tempfile::tempdir().unwrap();
         r.save(&dir.path().join("fig7.json")).unwrap();
         let md = markdown(&load(dir.path()).unwrap());
+        assert!(
+            md.contains("\nModels: 1 MLM: 4 layers × 128 wide, 4 heads, pre-trained on 6000 steps × 32 × 64 = 12.3M tokens, 40 % masked.\n"),
+            "{md}"
+        );
         assert!(md.contains("**1 claims: 1 supported, 0 contradicted, 0 inconclusive.**"), "{md}");
         assert!(md.contains("| fig7 | order | Emerging §5.2 | a > b | 0.69 > 0.58 | a 0.600 [0.590, 0.610] > b"));
         assert!(md.contains("`table1` (no record)"));

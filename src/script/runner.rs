@@ -169,6 +169,7 @@ pub(crate) fn finish_record(
             script.display()
         )));
     }
+    record.caption = with_seeds_note(&record.caption, &seeds);
     if record.title.is_empty() {
         record.title = crate::figures::info(id).map(|f| f.title.to_string()).unwrap_or_else(|_| id.to_string());
     }
@@ -189,6 +190,24 @@ pub(crate) fn finish_record(
     record.save(&opts.out_dir.join(format!("{id}.json")))?;
     super::render::render_record(&record, &opts.out_dir)?;
     Ok(record)
+}
+
+/// `caption` with, for a record of several seeds, a closing sentence on what shows which seed: the charts and
+/// tables are drawn by the first seed's run (the caption's own `seed S` is that run's), while the record's scores
+/// and the claims combine every seed ([`crate::claims::score`]). One seed: `caption` as it is.
+fn with_seeds_note(caption: &str, seeds: &[u64]) -> String {
+    if seeds.len() < 2 {
+        return caption.to_string();
+    }
+    let list = seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+    format!(
+        "{} Seeds {list}: the charts and tables show the run of seed {}; the record's scores and the claims combine \
+         the {} seeds (mean of the per-seed estimates, their standard deviation and values, and an interval over the \
+         seeds and the test items).",
+        caption.trim_end(),
+        seeds[0],
+        seeds.len()
+    )
 }
 
 /// Adds the models and data files of the later seeds' runs to the first seed's provenance, so a record of
@@ -278,6 +297,17 @@ mod tests {
         assert_eq!(names, ["fasttext", "mono-en", "mono-en (seed 1)", "mono-en (seed 2)"]);
         assert_eq!(first.models["mono-en (seed 2)"]["dir"], "mono-en-s2");
         assert_eq!(first.data.len(), 2);
+    }
+
+    #[test]
+    fn a_caption_of_several_seeds_says_which_seed_the_charts_show() {
+        assert_eq!(with_seeds_note("CKA per layer, seed 0.", &[0]), "CKA per layer, seed 0.");
+        let c = with_seeds_note("CKA per layer, seed 3. ", &[3, 4, 5]);
+        assert!(
+            c.starts_with("CKA per layer, seed 3. Seeds 3, 4, 5: the charts and tables show the run of seed 3;"),
+            "{c}"
+        );
+        assert!(c.contains("combine the 3 seeds"), "{c}");
     }
 
     #[test]
