@@ -341,8 +341,8 @@ mod tests {
         }
         assert_eq!(
             models_summary(&masked).unwrap(),
-            "4 MLMs: 4 layers × 128 wide, 4 heads, pre-trained on 6000 steps × 32 × 64 = 12.3M tokens, 12.5 % masked \
-             or 6000 steps × 32 × 64 = 12.3M tokens, 15 % masked or 6000 steps × 32 × 64 = 12.3M tokens, 40 % masked"
+            "4 MLMs: 4 layers × 128 wide, 4 heads, pre-trained on 6000 steps × 32 × 64 = 12M tokens, 12.5 % masked \
+             or 6000 steps × 32 × 64 = 12M tokens, 15 % masked or 6000 steps × 32 × 64 = 12M tokens, 40 % masked"
         );
         // No model at all (the schematics): no model part.
         assert_eq!(models_summary(&BTreeMap::new()), None);

@@ -242,7 +242,7 @@ mod tests {
         r.save(&dir.path().join("fig7.json")).unwrap();
         let md = markdown(&load(dir.path()).unwrap());
         assert!(
-            md.contains("\nModels: 1 MLM: 4 layers × 128 wide, 4 heads, pre-trained on 6000 steps × 32 × 64 = 12.3M tokens, 40 % masked.\n"),
+            md.contains("\nModels: 1 MLM: 4 layers × 128 wide, 4 heads, pre-trained on 6000 steps × 32 × 64 = 12M tokens, 40 % masked.\n"),
             "{md}"
         );
         assert!(md.contains("**1 claims: 1 supported, 0 contradicted, 0 inconclusive.**"), "{md}");
