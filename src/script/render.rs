@@ -127,7 +127,7 @@ pub fn models_summary(models: &BTreeMap<String, Value>) -> Option<String> {
 
 /// A share in per mille as a percentage without trailing zeros: 400 is `40`, 150 is `15`, 125 is `12.5`.
 fn format_percent(per_mille: u64) -> String {
-    if per_mille % 10 == 0 {
+    if per_mille.is_multiple_of(10) {
         (per_mille / 10).to_string()
     } else {
         format!("{}.{}", per_mille / 10, per_mille % 10)
@@ -137,8 +137,12 @@ fn format_percent(per_mille: u64) -> String {
 /// `seed 0` or `seeds 0, 1, 2` (`provenance.seeds`, or `provenance.seed` in records made before seeds existed).
 fn seeds_text(record: &FigureRecord) -> String {
     let seeds = record.provenance.seeds_used();
-    let list = seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
-    format!("{} {list}", if seeds.len() == 1 { "seed" } else { "seeds" })
+    format!("{} {}", if seeds.len() == 1 { "seed" } else { "seeds" }, seed_list(&seeds))
+}
+
+/// `0, 1, 2`: the seeds joined by commas.
+pub(crate) fn seed_list(seeds: &[u64]) -> String {
+    seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
 }
 
 /// The footer under every chart of `record`, from the record alone (so `crossling plot ID` redraws it):

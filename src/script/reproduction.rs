@@ -50,7 +50,7 @@ fn is_schematic(r: &FigureRecord) -> bool {
 }
 
 fn seeds_of(r: &FigureRecord) -> String {
-    r.provenance.seeds_used().iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+    super::render::seed_list(&r.provenance.seeds_used())
 }
 
 /// `s` as one Markdown table cell (pipes escaped, line breaks as spaces).

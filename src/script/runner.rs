@@ -199,12 +199,12 @@ fn with_seeds_note(caption: &str, seeds: &[u64]) -> String {
     if seeds.len() < 2 {
         return caption.to_string();
     }
-    let list = seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
     format!(
-        "{} Seeds {list}: the charts and tables show the run of seed {}; the record's scores and the claims combine \
+        "{} Seeds {}: the charts and tables show the run of seed {}; the record's scores and the claims combine \
          the {} seeds (mean of the per-seed estimates, their standard deviation and values, and an interval over the \
          seeds and the test items).",
         caption.trim_end(),
+        super::render::seed_list(seeds),
         seeds[0],
         seeds.len()
     )
