@@ -138,14 +138,11 @@ pub fn shifted_hidden(
     if shift.size() != [hidden] {
         return Err(Error::Invalid(format!("shift vector has shape {:?}, expected [{hidden}]", shift.size())));
     }
-    let layers = enc.layers.iter().map(|l| l.get(lang)).collect::<Result<Vec<_>>>()?;
+    // The encoder's own split pass, so a pre-LN encoder's final LayerNorm comes where its forward puts it: after the
+    // last layer, and before the shift when `layer` = L (the hidden state the means were taken of).
     let delta = shift.to_device(input_ids.device()).to_kind(Kind::Float) * alpha; // [hidden]
-    let mut x = enc.embeddings.forward(input_ids, lang, false)?; // [batch, seq, hidden]
-    for (i, l) in layers.iter().enumerate() {
-        let input = if i == layer { &x + &delta } else { x };
-        x = l.forward(&input, attention_mask, false);
-    }
-    Ok(if layer == n_layers { &x + &delta } else { x })
+    let bottom = enc.forward_until(input_ids, attention_mask, lang, layer, false)?; // [batch, seq, hidden]
+    enc.forward_from(&(bottom + delta), layer, attention_mask, lang, false)
 }
 
 /// The arg-max token at every position, never one of `excluded` (the special tokens).
@@ -372,29 +369,46 @@ mod tests {
     use crate::model::ModelConfig;
     use tch::nn::VarStore;
 
-    fn tiny() -> (VarStore, MlmModel) {
+    fn tiny_with(pre_ln: bool) -> (VarStore, MlmModel) {
         tch::manual_seed(3);
         let vs = VarStore::new(tch::Device::Cpu);
-        let cfg =
-            ModelConfig { vocab_size: 40, hidden: 16, layers: 2, heads: 2, max_positions: 16, ..Default::default() };
+        let cfg = ModelConfig {
+            vocab_size: 40,
+            hidden: 16,
+            layers: 2,
+            heads: 2,
+            max_positions: 16,
+            pre_ln,
+            ..Default::default()
+        };
         let m = MlmModel::new(&vs.root(), &cfg).unwrap();
         (vs, m)
     }
 
     #[test]
     fn zero_shift_equals_the_plain_forward_and_a_shift_changes_it() {
-        let (_vs, m) = tiny();
+        // Post-LN (BERT's) and pre-LN (the `cpu` presets', whose encoder ends in a final LayerNorm: before
+        // 2026-12-02 the shifted pass skipped it, so α = 0 did not give the plain forward).
+        for pre_ln in [false, true] {
+            zero_shift_check(pre_ln);
+        }
+    }
+
+    fn zero_shift_check(pre_ln: bool) {
+        let (_vs, m) = tiny_with(pre_ln);
         let ids = Tensor::from_slice(&[2i64, 7, 9, 11, 3, 2, 8, 12, 13, 3]).view([2, 5]);
         let plain = {
             let out = m.encoder.forward(&ids, None, "en", false).unwrap();
             m.logits(out.last(), "en").unwrap()
         };
-        let shift = Tensor::ones([16], (Kind::Float, tch::Device::Cpu));
+        // Not a constant vector: LayerNorm removes a shift that is the same in every dimension, so a pre-LN encoder
+        // would hide it.
+        let shift = Tensor::arange(16, (Kind::Float, tch::Device::Cpu)) / 8.0 - 1.0;
         for layer in 0..=2 {
             let same = shifted_logits(&m, &ids, None, "en", layer, &shift, 0.0).unwrap();
-            assert!(same.allclose(&plain, 1e-6, 1e-6, false), "layer {layer}");
+            assert!(same.allclose(&plain, 1e-6, 1e-6, false), "layer {layer}, pre-LN {pre_ln}");
             let moved = shifted_logits(&m, &ids, None, "en", layer, &shift, 3.0).unwrap();
-            assert!(!moved.allclose(&plain, 1e-3, 1e-3, false), "layer {layer}");
+            assert!(!moved.allclose(&plain, 1e-3, 1e-3, false), "layer {layer}, pre-LN {pre_ln}");
         }
         // At the last layer the shift acts on the head input only: equal to the head on shifted states.
         let out = m.encoder.forward(&ids, None, "en", false).unwrap();
