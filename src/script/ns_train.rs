@@ -8,6 +8,8 @@
 //! let rnd = model::random_like(bi);                                 // same shape, random weights (SEED)
 //! let rnd2 = model::random_like(bi, SEED + 1);                      // another draw
 //! let text = train::describe();   // the scale's pre-training in words, for captions
+//! let text = train::describe(bi); // …of that model, from its own config (steps, shape, data cap)
+//! let text = train::describe(train::config(#{ preset: "mono", langs: "en", steps: 200 }));  // …of a config
 //! let s = train::settings();      // …and as a map (layers, hidden, heads, vocab, steps, …)
 //! let c = train::corpus(bi);      // its pre-training text: #{ en: #{ datasets, domains, sentences, … }, fr: … }
 //! if model::is_given("mbert") { let m = model::given("mbert"); }     // --model mbert=DIR on the command line
@@ -17,7 +19,7 @@ use rhai::{Dynamic, Map, Module, NativeCallContext};
 use super::engine::{from_script, native, rhai_err, Res, Session};
 use super::handles::{ModelRef, ModelSource};
 use crate::train::presets::Pretraining;
-use crate::train::request::{describe, ModelRequest};
+use crate::train::request::{describe, describe_run, ModelRequest};
 use crate::train::zoo::ensure_trained;
 
 fn request_of(map: Map) -> Res<ModelRequest> {
@@ -37,6 +39,15 @@ pub fn train_module(session: &Session) -> Module {
     });
     let s = session.clone();
     m.set_native_fn("describe", move || Ok(describe(&Pretraining::at(s.env.scale))));
+    m.set_native_fn("describe", move |ctx: NativeCallContext, model: ModelRef| {
+        native(&ctx, || Ok(describe_model(&model)))
+    });
+    m.set_native_fn("describe", move |ctx: NativeCallContext, cfg: Map| {
+        native(&ctx, || -> Res<String> {
+            let cfg: crate::train::run::RunConfig = from_script(&Dynamic::from_map(cfg), "run config")?;
+            Ok(describe_run(&cfg))
+        })
+    });
     let s = session.clone();
     m.set_native_fn("settings", move || rhai::serde::to_dynamic(Pretraining::at(s.env.scale)));
     let s = session.clone();
@@ -75,6 +86,16 @@ pub fn train_module(session: &Session) -> Module {
         })
     });
     m
+}
+
+/// [`describe_run`] of a trained model's own config; a random encoder is described by the model it imitates, a
+/// model given on the command line by its folder (its pre-training is not this project's).
+fn describe_model(model: &ModelRef) -> String {
+    match &model.source {
+        ModelSource::Cached(cached) => describe_run(&cached.config),
+        ModelSource::Random { like, .. } => format!("randomly initialised like {}", describe_model(like)),
+        ModelSource::Folder(dir) => format!("the model given in {}", dir.display()),
+    }
 }
 
 /// Logs trained model `name` as ready and records it in the run's provenance: its data files, and its key, folder,

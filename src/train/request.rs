@@ -203,6 +203,30 @@ impl ModelRequest {
 /// A scale's pre-training in words, for captions: "4-layer, 128-wide models (4 heads) pre-trained for 1,500 steps of
 /// 32 × 64 tokens on up to 100,000 sentences per language".
 pub fn describe(p: &Pretraining) -> String {
+    describe_parts(
+        (p.layers, p.pre_ln, p.hidden, p.heads),
+        (p.steps, p.batch, p.seq_len, p.mask_prob),
+        Some(p.max_sentences),
+    )
+}
+
+/// [`describe`] of one run config: the shape, step budget, batch and data cap of that very model, its request's
+/// changes included (the multilingual model's three-fold budget at cpu, a `steps` or `shape` change), so that a
+/// caption states what ran rather than the scale's presets.
+pub fn describe_run(cfg: &RunConfig) -> String {
+    let (m, t) = (&cfg.train.model, &cfg.train);
+    describe_parts(
+        (m.layers, m.pre_ln, m.hidden, m.heads),
+        (t.steps, t.batch_size, t.seq_len, t.masking.mask_prob),
+        cfg.corpus.max_sentences,
+    )
+}
+
+fn describe_parts(
+    (layers, pre_ln, hidden, heads): (usize, bool, usize, usize),
+    (steps, batch, seq_len, mask_prob): (u64, usize, usize, f64),
+    max_sentences: Option<usize>,
+) -> String {
     let thousands = |n: usize| {
         let s = n.to_string();
         let mut out = String::new();
@@ -214,22 +238,20 @@ pub fn describe(p: &Pretraining) -> String {
         }
         out
     };
-    let masked = if p.mask_prob == super::presets::bert_mask_prob() {
+    let masked = if mask_prob == super::presets::bert_mask_prob() {
         String::new()
     } else {
-        format!(", {:.0} % masked", 100.0 * p.mask_prob)
+        format!(", {:.0} % masked", 100.0 * mask_prob)
+    };
+    let data = match max_sentences {
+        Some(n) => format!("on up to {} sentences per language", thousands(n)),
+        None => "on every sentence of its corpora".to_string(),
     };
     format!(
-        "{}-layer{}, {}-wide models ({} heads) pre-trained for {} steps of {} × {} tokens{masked} on up to {} \
-         sentences per language",
-        p.layers,
-        if p.pre_ln { " pre-LN" } else { "" },
-        p.hidden,
-        p.heads,
-        thousands(p.steps as usize),
-        p.batch,
-        p.seq_len,
-        thousands(p.max_sentences)
+        "{layers}-layer{}, {hidden}-wide models ({heads} heads) pre-trained for {} steps of {batch} × {seq_len} \
+         tokens{masked} {data}",
+        if pre_ln { " pre-LN" } else { "" },
+        thousands(steps as usize),
     )
 }
 
@@ -285,5 +307,19 @@ mod tests {
         assert!(req.run_config(Scale::Cpu, 0, &Compute::cpu()).is_err(), "a share above 1 is refused");
         let bad = serde_json::from_str::<ShapeChange>(r#"{"pre_LN": true}"#).unwrap_err().to_string();
         assert!(bad.contains("unknown field `pre_LN`"), "{bad}");
+    }
+
+    #[test]
+    fn a_run_is_described_by_its_own_config_not_the_scale_presets() {
+        // Issue 69: Liu's captions said the scale's 1,500 steps for a multilingual model trained three times as long.
+        let plain = ModelRequest::new("default", "en-fr").run_config(Scale::Cpu, 0, &Compute::cpu()).unwrap();
+        assert_eq!(describe_run(&plain), describe(&Pretraining::at(Scale::Cpu)));
+        let long = ModelRequest { steps: Some(18_000), ..ModelRequest::new("multilingual", "en-fr-de-ru-zh") };
+        let text = describe_run(&long.run_config(Scale::Cpu, 0, &Compute::cpu()).unwrap());
+        assert!(text.contains("pre-trained for 18,000 steps of 32 × 64 tokens"), "{text}");
+        let narrow: ShapeChange = serde_json::from_str(r#"{"layers": 2, "pre_ln": false}"#).unwrap();
+        let req = ModelRequest { shape: Some(narrow), ..ModelRequest::new("mono", "en") };
+        let text = describe_run(&req.run_config(Scale::Cpu, 0, &Compute::cpu()).unwrap());
+        assert!(text.starts_with("2-layer, 128-wide models (4 heads)"), "{text}");
     }
 }

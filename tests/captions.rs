@@ -1,0 +1,98 @@
+//! A committed record's caption states the pre-training that ran (issue 69): every "pre-trained for N steps" in it
+//! is the step budget of a model in its provenance, read from that model's own config. Liu's captions said the
+//! scale's 1,500 steps (`c::scale_note()`) for a multilingual model trained 4,500; the scripts now build that text
+//! from the model (`c::scale_note_of(m)`, `train::describe(m)`). The records listed in `PREDATE_THE_FIX` were made
+//! before and need trained models to remake; a record made since, or any new record, must agree.
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Records committed before captions were built from the models' configs (docs/studies/reading.md), by path under
+/// `figures/`. Remove an entry when its record is remade.
+const PREDATE_THE_FIX: &[&str] = &[
+    "liu-fig1.json",
+    "liu-fig2.json",
+    "liu-fig3.json",
+    "liu-fig4.json",
+    "liu-fig5.json",
+    "liu-fig6.json",
+    "liu-fig7.json",
+    "liu-fig8.json",
+    "liu-table1.json",
+    "liu-table2.json",
+    "liu-table3.json",
+    "liu-table4.json",
+    "regime/emergence-4x128.json",
+    "regime/emergence-4x64.json",
+    "regime/emergence-enx-4x128.json",
+    "regime/emergence-preln.json",
+];
+
+fn records(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("figures/ is readable").flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            records(&p, out);
+        } else if p.extension().is_some_and(|e| e == "json") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every N of "pre-trained for N steps" in `caption` (N with thousands commas).
+fn stated_steps(caption: &str) -> Vec<u64> {
+    let mut out = Vec::new();
+    let key = "pre-trained for ";
+    let mut rest = caption;
+    while let Some(i) = rest.find(key) {
+        rest = &rest[i + key.len()..];
+        let n: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == ',').collect();
+        if rest[n.len()..].starts_with(" steps") {
+            if let Ok(v) = n.replace(',', "").parse() {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// The step budgets of the trained models in a record's provenance (snapshots, random encoders and given models
+/// carry no config).
+fn model_steps(rec: &serde_json::Value) -> BTreeSet<u64> {
+    let models = rec["provenance"]["models"].as_object();
+    models.into_iter().flatten().filter_map(|(_, m)| m["config"]["train"]["steps"].as_u64()).collect()
+}
+
+#[test]
+fn stated_steps_are_read_with_their_commas() {
+    let c = "cpu scale (4-layer, 128-wide models (4 heads) pre-trained for 1,500 steps of 32 × 64 tokens), each \
+             pre-trained for 18,000 steps; pre-trained for long";
+    assert_eq!(stated_steps(c), [1_500, 18_000]);
+}
+
+#[test]
+fn committed_captions_state_the_steps_their_models_trained() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("figures");
+    let mut files = Vec::new();
+    records(&root, &mut files);
+    let mut wrong = Vec::new();
+    let mut still_stale = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+        let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        let Some(caption) = rec["caption"].as_str() else { continue };
+        let trained = model_steps(&rec);
+        if trained.is_empty() {
+            continue; // schematics read configs without training; given models state no steps of ours
+        }
+        let bad: Vec<u64> = stated_steps(caption).into_iter().filter(|n| !trained.contains(n)).collect();
+        let listed = PREDATE_THE_FIX.contains(&rel.as_str());
+        if !bad.is_empty() && !listed {
+            wrong.push(format!("{rel}: caption states {bad:?} steps, its models trained {trained:?}"));
+        }
+        if bad.is_empty() && listed {
+            still_stale.push(rel);
+        }
+    }
+    assert!(wrong.is_empty(), "captions that misstate the pre-training:\n{}", wrong.join("\n"));
+    assert!(still_stale.is_empty(), "remade records still listed in PREDATE_THE_FIX (remove them): {still_stale:?}");
+}
