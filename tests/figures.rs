@@ -230,6 +230,11 @@ fn fig7_values_are_cka_in_range_with_the_layers_and_pairs() {
         }
     }
     assert!(rec["substitutions"].as_array().unwrap().iter().any(|s| s.as_str().unwrap().contains("en′")));
+    // Issue 69: our en′ is the identical English text, so the bilingual > monolingual claim checks the four real pairs.
+    let claim = rec["claims"].as_array().unwrap().iter().find(|c| c["id"] == "bilingual-above-monolingual").unwrap();
+    let labels: Vec<&str> = claim["checks"].as_array().unwrap().iter().map(|c| c["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["en-fr", "en-de", "en-ru", "en-zh"], "{claim}");
+    assert!(claim["statement"].as_str().unwrap().contains("en-en′ is left out"), "{claim}");
     // Bilingual en–en′ is sep-emb over English's two halves; Random encodes only the non-English side (the English
     // side comes from the trained English model), with the other language's monolingual shape and tokenizer, drawn
     // with seed SEED + 1000 (a draw with seed 0 would be the English model's own starting point).
@@ -291,6 +296,37 @@ fn fig7_values_are_cka_in_range_with_the_layers_and_pairs() {
         serde_json::from_str(&std::fs::read_to_string(again.join("fig7.json")).unwrap()).unwrap();
     assert_eq!(rec["values"], rec2["values"]);
     assert_eq!(rec["scores"], rec2["scores"]);
+}
+
+/// liu-table4 at smoke (issue 69): α is chosen among positive weights only, as the study's, with the unshifted
+/// (α = 0) column beside it; the caption states the multilingual model's own steps, read from its config.
+#[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
+fn liu_table4_chooses_a_positive_alpha_and_captions_the_model_it_ran() {
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("o");
+    let o =
+        crossling(&["figure", "liu-table4", "--scale", "smoke", "--out", out.to_str().unwrap()], &data, work.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("liu-table4.json")).unwrap()).unwrap();
+    for x in ["fr", "de", "ru", "zh"] {
+        let f = &rec["values"][x]["frozen_bottom"];
+        let alpha = f["best_alpha"].as_f64().unwrap();
+        assert!(alpha > 0.0, "{x}: α = {alpha} chosen; α = 0 is the baseline column, not a candidate");
+        assert!(f["selection"].as_array().unwrap().iter().all(|s| s[0].as_f64().unwrap() > 0.0), "{x}: {f}");
+        assert!(rec["scores"].get(format!("{x}/last-half")).is_some(), "{x}: the α = 0 baseline is scored");
+    }
+    let steps: Vec<u64> = rec["provenance"]["models"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(|m| m["config"]["train"]["steps"].as_u64())
+        .collect();
+    let caption = rec["caption"].as_str().unwrap();
+    assert_eq!(steps.len(), 1, "one multilingual model: {steps:?}");
+    assert!(caption.contains(&format!("pre-trained for {} steps", steps[0])), "{caption}");
 }
 
 #[test]
