@@ -25,19 +25,24 @@ fn runs<T>(n: usize, f: impl Fn(usize) -> Option<T>) -> Vec<Vec<T>> {
     out
 }
 
-/// The y range: the spec's `y_range`, else every value, band edge and reference line with 5 % padding.
+/// The y range: the spec's `y_range`, else 0 and every value, band edge and reference line, with 5 % padding on a
+/// side that does not end at 0. Score axes start at 0, as bars do: a range fitted to the data alone (liu-fig8's
+/// BLEU-1 from 22, issue 69) magnifies differences.
 fn y_bounds(c: &LineChart) -> (f64, f64) {
     match c.y_range {
         Some([lo, hi]) => (lo, hi),
-        None => draw::padded_range(
-            c.series
+        None => {
+            let values = c
+                .series
                 .iter()
                 .flat_map(|s| {
                     s.y.iter().chain(s.lower.iter().flatten()).chain(s.upper.iter().flatten()).flatten().copied()
                 })
-                .chain(c.reference_lines.iter().map(|l| l.y)),
-            0.05,
-        ),
+                .chain(c.reference_lines.iter().map(|l| l.y));
+            let (lo, hi) = draw::padded_range(values.chain([0.0]), 0.0);
+            let span = hi - lo;
+            (if lo < 0.0 { lo - 0.05 * span } else { 0.0 }, if hi > 0.0 { hi + 0.05 * span } else { 0.0 })
+        }
     }
 }
 
@@ -171,10 +176,13 @@ mod tests {
     #[test]
     fn reference_lines_widen_the_range_and_are_drawn_dashed_with_their_label() {
         let chance = vec![ReferenceLine { y: 33.3, label: "chance 33.3".into() }];
-        let (lo, hi) = y_bounds(&chart(vec![]));
-        assert!(lo > 35.0 && hi < 55.0, "{lo}..{hi}");
-        let (lo, _) = y_bounds(&chart(chance.clone()));
-        assert!(lo < 33.3, "the chance line must be inside the automatic range, got {lo}");
+        let (_, hi) = y_bounds(&chart(vec![]));
+        let (_, hi_chance) = y_bounds(&chart(chance.clone()));
+        assert!(hi < 55.0 && hi == hi_chance, "{hi} {hi_chance}");
+        let mut above = chart(vec![ReferenceLine { y: 80.0, label: "top".into() }]);
+        assert!(y_bounds(&above).1 > 80.0, "the reference line must be inside the automatic range");
+        above.y_range = Some([20.0, 90.0]);
+        assert_eq!(y_bounds(&above), (20.0, 90.0), "an explicit range is kept");
         let svg = crate::plot::render_svg(&ChartSpec::Line(chart(chance.clone())), &[]).unwrap();
         assert!(svg.contains("\nchance 33.3\n"), "label missing");
         // Dashes: many short segments in the reference grey (rgb(70,70,70), stroke width 2).
@@ -182,6 +190,22 @@ mod tests {
         assert!(dashes > 20, "only {dashes} reference-grey strokes");
         let without = crate::plot::render_svg(&ChartSpec::Line(chart(vec![])), &[]).unwrap();
         assert_eq!(without.matches("stroke=\"#464646\"").count(), 0);
+    }
+
+    #[test]
+    fn score_axes_start_at_zero_and_pad_only_away_from_it() {
+        // Issue 69: liu-fig8's BLEU-1 axes started at 22, fitted to the data.
+        let mut c = chart(vec![]);
+        c.series[0].y = vec![Some(22.0), Some(27.0), Some(24.5)];
+        let (lo, hi) = y_bounds(&c);
+        assert_eq!(lo, 0.0, "a score axis starts at 0");
+        assert!(hi > 27.0 && hi < 30.0, "{hi}");
+        c.series[0].y = vec![Some(-2.0), Some(-1.0), Some(-3.0)];
+        let (lo, hi) = y_bounds(&c);
+        assert!(lo < -3.0 && hi == 0.0, "{lo}..{hi}: a negative curve ends at 0");
+        c.series[0].y = vec![Some(-2.0), Some(4.0), None];
+        let (lo, hi) = y_bounds(&c);
+        assert!(lo < -2.0 && hi > 4.0, "{lo}..{hi}");
     }
 
     #[test]

@@ -18,8 +18,9 @@
 //!   `reference_label` (default `"paper"`). For a heat-map table, add the paper's table as further panels of a
 //!   `panels` chart (e.g. ours in the first row, the paper's in the second, titled `"paper: …"`); panels may have
 //!   different row counts (the paper's L0–L8 beside our layers).
-//! - **Bars start at 0**: the automatic y range of `grouped_bars` always includes 0, and an explicit `y_range`
-//!   must include 0 (a bar whose axis starts above 0 misleads).
+//! - **Bars and scores start at 0**: the automatic y range of `grouped_bars` always includes 0, and an explicit
+//!   `y_range` must include 0 (a bar whose axis starts above 0 misleads); so does the automatic y range of a `line`
+//!   chart (an axis fitted to the data magnifies differences), whose explicit `y_range` is the script's choice.
 //! - **Footer**: the renderer adds the record's scale, model shapes, pre-training tokens, seeds and
 //!   substitutions under every chart ([`crate::script::render::footer`]); nothing in the spec is needed.
 use serde::{Deserialize, Serialize};
@@ -93,7 +94,8 @@ pub struct LineChart {
     pub y_label: String,
     pub x: XAxis,
     pub series: Vec<LineSeries>,
-    /// Fixed y range `[min, max]`; by default the data range (with the reference lines) with 5 % padding.
+    /// Fixed y range `[min, max]`; by default 0 and the data range (with the bands and reference lines), with 5 %
+    /// padding away from 0.
     #[serde(default)]
     pub y_range: Option<[f64; 2]>,
     /// Dashed horizontal lines, e.g. a chance level (`[{"y": 33.3, "label": "chance"}]`).
