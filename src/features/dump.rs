@@ -88,7 +88,6 @@ pub fn dump_hidden_states(
     if limit < 2 {
         return Err(Error::Invalid(format!("--max-len {limit} leaves no room for [CLS] and [SEP]")));
     }
-    let sep = m.tokenizer.specials().sep as i64;
     let mut seqs: Vec<Tokenized> = Vec::with_capacity(lines.len());
     let mut truncated = 0;
     for (i, line) in lines.iter().enumerate() {
@@ -106,10 +105,7 @@ pub fn dump_hidden_states(
                     ),
                 ));
             }
-            t.ids.truncate(limit - 1);
-            t.word_of.truncate(limit - 1);
-            t.ids.push(sep);
-            t.word_of.push(None);
+            t = t.fit(limit).0;
             truncated += 1;
         }
         seqs.push(t);

@@ -62,8 +62,14 @@ pub struct LoadedModel {
 }
 
 impl LoadedModel {
-    /// Opens a crossling checkpoint, a crossling run folder or a Hugging Face encoder folder on `device`.
+    /// Opens a crossling checkpoint, a crossling run folder or a Hugging Face encoder folder on `device`; a
+    /// registry name (`e5-small`, [`super::registry`]) that is not a folder here opens the fetched model.
     pub fn open(dir: &Path, device: Device) -> Result<LoadedModel> {
+        if !dir.exists() {
+            if let Some(name) = dir.to_str().filter(|n| super::registry::is_registry_name(n)) {
+                return LoadedModel::open(&super::registry::installed(name)?, device);
+            }
+        }
         if !dir.is_dir() {
             return Err(Error::Invalid(format!("model folder {} does not exist", dir.display())));
         }
@@ -158,10 +164,18 @@ impl LoadedModel {
 fn open_hf(dir: &Path, device: Device) -> Result<LoadedModel> {
     let imp = import_hf(dir, device)?;
     let tok = load_hf_tokenizer_with(dir, &imp.arch.special_names())?;
-    let mut notes = imp.notes;
+    let notes = imp.notes;
     let n = tok.tokenizer.get_vocab_size(true);
     if n > imp.config.vocab_size {
-        notes.push(format!("the tokenizer has {n} tokens but the model only {} ids", imp.config.vocab_size));
+        return Err(Error::Invalid(format!(
+            "{}: the tokenizer has {n} ids (tokenizer.json with its added tokens) but the model's embedding table only \
+             {} rows (config.json vocab_size): ids {} to {} would index past it; the tokenizer does not belong to \
+             these weights",
+            dir.display(),
+            imp.config.vocab_size,
+            imp.config.vocab_size,
+            n - 1
+        )));
     }
     let weights_sha256 = imp.weights.sha256()?;
     let mut vs = imp.vs;

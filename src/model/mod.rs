@@ -18,6 +18,7 @@
 //! - [`checkpoint`]: the files of a checkpoint folder and the recorded hash of its weights.
 //! - [`load`]: [`LoadedModel::open`] for checkpoints, runs and Hugging Face folders.
 //! - [`hf`]: Hugging Face BERT import and export.
+//! - [`registry`]: pretrained encoders by name (`e5-small`), fetched into the model cache.
 pub mod attention;
 pub mod checkpoint;
 pub mod config;
@@ -28,6 +29,7 @@ pub mod heads;
 pub mod hf;
 pub mod layer;
 pub mod load;
+pub mod registry;
 pub mod residual;
 pub mod sharing;
 pub mod tokenizer;
@@ -37,7 +39,7 @@ pub use encoder::{Encoder, EncoderOutput};
 pub use heads::{MlmHead, MlmModel};
 pub use load::{LoadedModel, ModelKind, ModelSource};
 pub use sharing::PerLanguage;
-pub use tokenizer::{Encoded, ModelTokenizer, SpecialIds};
+pub use tokenizer::{Encoded, Framed, ModelTokenizer, SpecialIds};
 
 #[cfg(test)]
 mod tests;

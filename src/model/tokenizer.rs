@@ -16,6 +16,7 @@
 //!
 //! A word's string is the slice of the (segmented, for crossling `zh`) input text it covers, not normalized.
 use std::path::Path;
+use std::str::FromStr;
 
 use tokenizers::normalizers::{unicode::NFC, utils::Lowercase, utils::Sequence as NormSeq, NormalizerWrapper};
 use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
@@ -39,16 +40,19 @@ impl Tokenized {
         self.word_of.iter().flatten().max().map_or(0, |m| m + 1)
     }
 
-    /// This text cut to at most `max` ids, keeping the final special token (a model's positions); whether it was cut.
+    /// This text cut to at most `max` ids, keeping its trailing special tokens (`[SEP]`, `</s>`: the ids after its
+    /// last content token); whether it was cut.
     pub fn fit(mut self, max: usize) -> (Tokenized, bool) {
-        if self.ids.len() <= max || max < 3 {
+        let trailing = self.word_of.iter().rev().take_while(|w| w.is_none()).count().min(self.ids.len());
+        if self.ids.len() <= max || max < trailing + 2 {
             return (self, false);
         }
-        let last_id = *self.ids.last().unwrap_or(&0);
-        self.ids.truncate(max - 1);
-        self.word_of.truncate(max - 1);
-        self.ids.push(last_id);
-        self.word_of.push(None);
+        let tail_ids = self.ids.split_off(self.ids.len() - trailing);
+        let tail_of = self.word_of.split_off(self.word_of.len() - trailing);
+        self.ids.truncate(max - trailing);
+        self.word_of.truncate(max - trailing);
+        self.ids.extend(tail_ids);
+        self.word_of.extend(tail_of);
         (self, true)
     }
 }
@@ -202,10 +206,26 @@ impl ModelTokenizer {
         }
     }
 
-    /// Encodes `text` of language `lang` as `[CLS] subwords [SEP]` with each subword's word (see the module docs).
-    /// No truncation: the caller checks the length against the model's positions.
+    /// Encodes `text` of language `lang` as the model input with each subword's word (see the module docs): a
+    /// crossling tokenizer gives `[CLS] subwords [SEP]`; a Hugging Face tokenizer gives exactly the ids
+    /// `transformers.AutoTokenizer` gives (its post-processor's specials around the subwords; no padding, no
+    /// truncation). No truncation: the caller checks the length against the model's positions ([`Tokenized::fit`]).
     pub fn encode_words(&self, text: &str, lang: &str) -> Result<Encoded> {
-        let (ids, word_of, words) = match self {
+        let (ids, word_of, words) = self.content_words(text, lang)?;
+        let content: Vec<i64> = ids.iter().map(|&i| i as i64).collect();
+        let framed = self.frame(&content, None)?;
+        let mut next = word_of.into_iter();
+        let of = framed.sequence.iter().map(|s| s.and_then(|_| next.next())).collect();
+        Ok(Encoded { tokenized: Tokenized { ids: framed.ids, word_of: of }, words })
+    }
+
+    /// The subword ids of `text` without special tokens (what [`Self::encode_words`] puts between them).
+    pub fn encode_content(&self, text: &str, lang: &str) -> Result<Vec<i64>> {
+        Ok(self.content_words(text, lang)?.0.into_iter().map(|i| i as i64).collect())
+    }
+
+    fn content_words(&self, text: &str, lang: &str) -> Result<WordIds> {
+        match self {
             ModelTokenizer::Crossling { tokenizer, segment_zh: seg } => {
                 let segmented;
                 let text = if *seg && lang == "zh" {
@@ -214,20 +234,76 @@ impl ModelTokenizer {
                 } else {
                     text
                 };
-                crossling_words(tokenizer, text, lang)?
+                crossling_words(tokenizer, text, lang)
             }
-            ModelTokenizer::HuggingFace(h) => hf_words(&h.tokenizer, text)?,
-        };
-        let s = self.specials();
-        let mut all = Vec::with_capacity(ids.len() + 2);
-        all.push(s.cls as i64);
-        all.extend(ids.iter().map(|&i| i as i64));
-        all.push(s.sep as i64);
-        let mut of = Vec::with_capacity(all.len());
-        of.push(None);
-        of.extend(word_of.into_iter().map(Some));
-        of.push(None);
-        Ok(Encoded { tokenized: Tokenized { ids: all, word_of: of }, words })
+            ModelTokenizer::HuggingFace(h) => hf_words(&h.tokenizer, text),
+        }
+    }
+
+    /// Adds the special tokens around content ids `first` (and `second`, a pair) as the tokenizer does: crossling
+    /// `[CLS] a [SEP]` / `[CLS] a [SEP] b [SEP]`; a Hugging Face tokenizer through its own post-processor (BERT
+    /// `[CLS] a [SEP] b [SEP]`, XLM-R / RoBERTa `<s> a </s> </s> b </s>`, none when it has no post-processor), as
+    /// `transformers` does with `add_special_tokens=True`.
+    pub fn frame(&self, first: &[i64], second: Option<&[i64]>) -> Result<Framed> {
+        match self {
+            ModelTokenizer::Crossling { .. } => {
+                let s = self.specials();
+                let mut f = Framed::default();
+                f.push(s.cls as i64, None);
+                first.iter().for_each(|&i| f.push(i, Some(0)));
+                f.push(s.sep as i64, None);
+                if let Some(b) = second {
+                    b.iter().for_each(|&i| f.push(i, Some(1)));
+                    f.push(s.sep as i64, None);
+                }
+                Ok(f)
+            }
+            ModelTokenizer::HuggingFace(h) => {
+                let encoding = |ids: &[i64]| {
+                    let tokens = ids.iter().map(|&i| tokenizers::Token::new(i as u32, String::new(), (0, 0))).collect();
+                    tokenizers::Encoding::from_tokens(tokens, 0)
+                };
+                let out = h
+                    .tokenizer
+                    .post_process(encoding(first), second.map(encoding), true)
+                    .map_err(|e| Error::Invalid(format!("adding the tokenizer's special tokens: {e}")))?;
+                let mut f = Framed::default();
+                for (&id, &seq) in out.get_ids().iter().zip(out.get_sequence_ids().iter()) {
+                    f.push(id as i64, seq);
+                }
+                Ok(f)
+            }
+        }
+    }
+
+    /// How many special tokens [`Self::frame`] adds to one text (`pair` false) or a pair.
+    pub fn added_specials(&self, pair: bool) -> usize {
+        match self {
+            ModelTokenizer::Crossling { .. } => 2 + usize::from(pair),
+            ModelTokenizer::HuggingFace(h) => {
+                h.tokenizer.get_post_processor().map_or(0, |p| tokenizers::PostProcessor::added_tokens(p, pair))
+            }
+        }
+    }
+}
+
+/// Ids with the special tokens added ([`ModelTokenizer::frame`]): `sequence[i]` is `Some(0)` / `Some(1)` for a
+/// content id of the first / second text, `None` for a special token.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Framed {
+    pub ids: Vec<i64>,
+    pub sequence: Vec<Option<usize>>,
+}
+
+impl Framed {
+    fn push(&mut self, id: i64, sequence: Option<usize>) {
+        self.ids.push(id);
+        self.sequence.push(sequence);
+    }
+
+    /// Position of the first content id (the number of leading special tokens).
+    pub fn lead(&self) -> usize {
+        self.sequence.iter().position(Option::is_some).unwrap_or(self.ids.len())
     }
 }
 
@@ -297,8 +373,7 @@ pub fn load_hf_tokenizer_with(dir: &Path, defaults: &SpecialNames) -> Result<HfT
     let json = dir.join("tokenizer.json");
     let vocab = dir.join("vocab.txt");
     let tokenizer = if json.is_file() {
-        tokenizers::Tokenizer::from_file(&json)
-            .map_err(|e| Error::format_file(&json, format!("not a Hugging Face tokenizer: {e}")))?
+        hf_tokenizer_json(dir, &json, config.as_ref(), &names)?
     } else if vocab.is_file() {
         let lower = match config.as_ref().and_then(|c| c.get("do_lower_case")) {
             None | Some(serde_json::Value::Null) => true,
@@ -319,6 +394,30 @@ pub fn load_hf_tokenizer_with(dir: &Path, defaults: &SpecialNames) -> Result<HfT
         ModelTokenizer::HuggingFace(h) => Ok(h),
         ModelTokenizer::Crossling { .. } => Err(Error::Invalid("internal: expected a Hugging Face tokenizer".into())),
     }
+}
+
+/// A folder's `tokenizer.json` as `transformers.AutoTokenizer` builds it (see [`super::hf::tokenizer_class`]): the
+/// class from `tokenizer_config.json`'s `tokenizer_class`, else `config.json`'s `model_type`.
+fn hf_tokenizer_json(
+    dir: &Path,
+    json: &Path,
+    config: Option<&serde_json::Value>,
+    names: &SpecialNames,
+) -> Result<tokenizers::Tokenizer> {
+    use super::hf::tokenizer_class::{as_transformers_builds_it, TokenizerClass};
+    let not_hf = |e: &dyn std::fmt::Display| Error::format_file(json, format!("not a Hugging Face tokenizer: {e}"));
+    let text = std::fs::read_to_string(json).map_err(|e| Error::io(json, e))?;
+    let file: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| Error::format(json, e.line(), format!("invalid JSON: {e}")))?;
+    let as_is = tokenizers::Tokenizer::from_str(&text).map_err(|e| not_hf(&e))?;
+    let model = read_json_if_exists(&dir.join("config.json"))?;
+    fn field<'a>(v: Option<&'a serde_json::Value>, key: &str) -> Option<&'a str> {
+        v.and_then(|v| v.get(key)).and_then(|v| v.as_str())
+    }
+    let class = TokenizerClass::resolve(field(config, "tokenizer_class"), field(model.as_ref(), "model_type"));
+    let id_of = |t: &str| as_is.token_to_id(t);
+    let rebuilt = as_transformers_builds_it(file, class, config, (&names.cls, &names.sep), &id_of, json)?;
+    tokenizers::Tokenizer::from_str(&rebuilt.to_string()).map_err(|e| not_hf(&e))
 }
 
 /// The error for a folder without a tokenizer crossling reads: what it reads, what was found, and how to convert.

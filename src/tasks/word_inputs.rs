@@ -54,8 +54,7 @@ impl<'a> WordEncoder<'a> {
     /// The subword ids of one word (at least one: `[UNK]` when the tokenizer gives none).
     pub fn pieces(&mut self, word: &str) -> Result<&[i64]> {
         if !self.cache.contains_key(word) {
-            let ids = self.tok.encode_words(word, &self.lang)?.tokenized.ids;
-            let inner = ids[1..ids.len() - 1].to_vec(); // encode_words always adds [CLS] and [SEP]
+            let inner = self.tok.encode_content(word, &self.lang)?;
             let inner = if inner.is_empty() { vec![self.tok.specials().unk as i64] } else { inner };
             self.cache.insert(word.to_string(), inner);
         }
@@ -67,19 +66,21 @@ impl<'a> WordEncoder<'a> {
         if max_len < 3 {
             return Err(Error::Invalid(format!("max_len must be at least 3 ([CLS] word [SEP]), got {max_len}")));
         }
-        let s = self.tok.specials();
-        let mut ids = vec![s.cls as i64];
+        let budget = max_len.saturating_sub(self.tok.added_specials(false));
+        let mut content = Vec::new();
         let mut first = Vec::with_capacity(words.len());
         for w in words {
             let p = self.pieces(w.as_ref())?;
-            if ids.len() + p.len() + 1 > max_len {
+            if content.len() + p.len() > budget {
                 break;
             }
-            first.push(ids.len() as i64);
-            ids.extend_from_slice(p);
+            first.push(content.len() as i64);
+            content.extend_from_slice(p);
         }
-        ids.push(s.sep as i64);
-        Ok(WordItem { ids, first, words: words.len() })
+        let framed = self.tok.frame(&content, None)?;
+        let lead = framed.lead() as i64;
+        first.iter_mut().for_each(|f| *f += lead);
+        Ok(WordItem { ids: framed.ids, first, words: words.len() })
     }
 }
 

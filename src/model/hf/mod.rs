@@ -14,12 +14,14 @@
 //! - [`pickle`]: reading a PyTorch `pytorch_model.bin` (zip + pickle) without Python.
 //! - [`import`]: a HF folder → a crossling model (with or without its masked-LM head).
 //! - [`export`]: a crossling model (or one language's view of it) → a HF folder with weights and tokenizer.
+//! - [`tokenizer_class`]: what `transformers.AutoTokenizer` makes of a folder's `tokenizer.json`.
 pub mod arch;
 pub mod config;
 pub mod export;
 pub mod import;
 pub mod names;
 pub mod pickle;
+pub mod tokenizer_class;
 pub mod weights;
 
 pub use arch::{Arch, Layout};

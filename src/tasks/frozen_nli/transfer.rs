@@ -26,17 +26,14 @@ use crate::tasks::nli::transfer::{encode_labelled, split_train_dev, LangAccuracy
 /// `[CLS] sentence [SEP]` ids of `text`, cut to `max_len` ids (≥ 3) keeping `[SEP]`; also whether it was cut.
 /// A sentence the tokenizer gives no token for reads as `[CLS] [UNK] [SEP]`.
 pub fn encode_sentence(tok: &ModelTokenizer, text: &str, lang: &str, max_len: usize) -> Result<(Vec<i64>, bool)> {
-    let mut ids = tok.encode_words(text, lang)?.tokenized.ids;
-    let specials = tok.specials();
-    if ids.len() < 3 {
-        ids.insert(1, specials.unk as i64);
+    let mut content = tok.encode_content(text, lang)?;
+    if content.is_empty() {
+        content.push(tok.specials().unk as i64);
     }
-    let cut = ids.len() > max_len;
-    if cut {
-        ids.truncate(max_len - 1);
-        ids.push(specials.sep as i64);
-    }
-    Ok((ids, cut))
+    let budget = max_len.saturating_sub(tok.added_specials(false)).max(1);
+    let cut = content.len() > budget;
+    content.truncate(budget);
+    Ok((tok.frame(&content, None)?.ids, cut))
 }
 
 /// Encodes labelled pairs; returns the items and how many sentences were cut. `what` names the data in errors.

@@ -119,8 +119,9 @@ pub fn has_xnli(lang: &str, xnli_langs: &[String]) -> Result<()> {
     }
 }
 
-/// `[CLS] premise [SEP] hypothesis [SEP]` ids of language `lang`, cut longest-first to `max_len` (≥ 3) tokens;
-/// also whether anything was cut (see the module docs).
+/// `[CLS] premise [SEP] hypothesis [SEP]` ids of language `lang` (a Hugging Face tokenizer: its own pair template,
+/// e.g. XLM-R's `<s> p </s> </s> h </s>`), the two texts cut longest-first to fit `max_len` tokens; also whether
+/// anything was cut (see the module docs).
 pub fn encode_pair(
     tok: &ModelTokenizer,
     premise: &str,
@@ -128,12 +129,8 @@ pub fn encode_pair(
     lang: &str,
     max_len: usize,
 ) -> Result<(Vec<i64>, bool)> {
-    let inner = |text: &str| -> Result<Vec<i64>> {
-        let ids = tok.encode_words(text, lang)?.tokenized.ids; // [CLS] … [SEP]
-        Ok(ids[1..ids.len() - 1].to_vec()) // encode_words always adds the two specials
-    };
-    let (mut p, mut h) = (inner(premise)?, inner(hypothesis)?);
-    let budget = max_len.saturating_sub(3);
+    let (mut p, mut h) = (tok.encode_content(premise, lang)?, tok.encode_content(hypothesis, lang)?);
+    let budget = max_len.saturating_sub(tok.added_specials(true));
     let cut = p.len() + h.len() > budget;
     while p.len() + h.len() > budget {
         if p.len() >= h.len() {
@@ -142,14 +139,7 @@ pub fn encode_pair(
             h.pop();
         }
     }
-    let s = tok.specials();
-    let mut ids = Vec::with_capacity(p.len() + h.len() + 3);
-    ids.push(s.cls as i64);
-    ids.extend(p);
-    ids.push(s.sep as i64);
-    ids.extend(h);
-    ids.push(s.sep as i64);
-    Ok((ids, cut))
+    Ok((tok.frame(&p, Some(&h))?.ids, cut))
 }
 
 /// Encodes labelled pairs; returns the items and how many were cut. `what` names the data in errors.
