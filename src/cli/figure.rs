@@ -67,8 +67,8 @@ pub struct RunArgs {
     /// Replace a record of another scale in the outputs folder (refused otherwise).
     #[arg(long)]
     force: bool,
-    /// A model folder for scripts that accept one, as NAME=DIR (e.g. mbert=/models/bert-base-multilingual-cased);
-    /// repeatable.
+    /// A model for scripts that accept one, as NAME=DIR (e.g. mbert=/models/bert-base-multilingual-cased) or
+    /// NAME=REGISTRY-NAME (e.g. real=e5-small, fetched by `crossling models fetch`); repeatable.
     #[arg(long = "model")]
     models: Vec<String>,
 }
@@ -132,7 +132,8 @@ fn options(a: &RunArgs, default_out: PathBuf) -> Result<RunOptions> {
     for m in &a.models {
         match m.split_once('=') {
             Some((name, dir)) if !name.is_empty() && !dir.is_empty() => {
-                given.insert(name.to_string(), PathBuf::from(dir));
+                // A registry name (e5-small) stands for its fetched folder.
+                given.insert(name.to_string(), crossling::model::registry::resolve(dir)?);
             }
             _ => bail!("--model expects NAME=DIR, got '{m}'"),
         }

@@ -12,6 +12,7 @@ mod features;
 mod figure;
 mod grid;
 mod info;
+mod models;
 mod task;
 mod task_frozen;
 mod task_ner;
@@ -75,6 +76,9 @@ enum Command {
     /// Run a plan: `grid run PLAN --workers N` here, `grid submit PLAN --slurm` on a cluster, `grid status PLAN`.
     #[command(subcommand)]
     Grid(grid::GridCommand),
+    /// Pretrained encoders by name: `models list | fetch NAME | path NAME | verify NAME`.
+    #[command(subcommand)]
+    Models(models::ModelsCommand),
     /// Print the crossling version, the linked libtorch and the devices it sees.
     Info,
 }
@@ -99,6 +103,7 @@ impl Cli {
             Command::Plan(args) => grid::plan(args),
             Command::Job(cmd) => grid::job(cmd),
             Command::Grid(cmd) => grid::grid(cmd),
+            Command::Models(cmd) => models::run(cmd),
             Command::Info => info::run(),
         }
     }

