@@ -117,7 +117,7 @@ pub fn read(bytes: &[u8], path: &Path) -> Result<E5s1> {
         layer_norm_eps: c.f32("LayerNorm epsilon")?,
     };
     let qk = c.i32("block size")?;
-    if qk != QK || header.hidden % QK != 0 || header.ffn % QK != 0 {
+    if qk != QK || !header.hidden.is_multiple_of(QK) || !header.ffn.is_multiple_of(QK) {
         return Err(Error::format_file(
             path,
             format!(
@@ -138,13 +138,15 @@ pub fn read(bytes: &[u8], path: &Path) -> Result<E5s1> {
         let (offset, nbytes) = (c.u64("a tensor offset")?, c.u64("a tensor byte count")?);
         let expected = match dtype {
             0 => count * 4,
-            1 if count % QK == 0 => count / QK * BLOCK_BYTES,
-            _ => return Err(Error::format_file(
-                path,
-                format!(
+            1 if count.is_multiple_of(QK) => count / QK * BLOCK_BYTES,
+            _ => {
+                return Err(Error::format_file(
+                    path,
+                    format!(
                     "tensor {name}: dtype {dtype} with {count} values (expected 0 = f32 or 1 = Q4_0 of whole blocks)"
                 ),
-            )),
+                ))
+            }
         };
         let data = offset
             .checked_add(expected)

@@ -90,9 +90,9 @@ pub fn is_registry_name(name: &str) -> bool {
     ENTRIES.iter().any(|e| e.name == name)
 }
 
-/// `$CROSSLING_MODELS/registry`.
+/// `$CROSSLING_MODELS/registry` (the model cache of `train::zoo`, else `<user cache>/crossling/models/registry`).
 pub fn root() -> PathBuf {
-    crate::train::zoo::models_root().join("registry")
+    crate::paths::env_or_user_cache("CROSSLING_MODELS", "models").join("registry")
 }
 
 /// The folder of entry `name` (whether fetched or not).
