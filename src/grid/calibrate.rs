@@ -17,8 +17,9 @@
 //! answered from the cache takes a fraction of a second, and a pre-training resumed from a checkpoint records its
 //! last run only ([`super::job`]); when most of a kind's done jobs are such, the median under-reports too.
 
-use super::job::{measured, state, JobState, Measured};
+use super::job::{measured, state, Measured};
 use super::plan::{Job, JobSpec, Plan};
+use super::state::JobState;
 
 /// One job of a plan as the re-estimate sees it.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,9 +10,10 @@
 //! and the `host`, and (since the evening of 2026-11-27) its `cpu_seconds` (user + system over all threads,
 //! [`crate::cpu_time`]), so that `grid status` can add up what a grid really cost ([`measured`]): wall time counts
 //! the waits of a shared or paused machine, CPU time does not.
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::plan::{Job, JobSpec, Plan};
+use super::state::{marker_in, now, state_in, this_host, JobClock, JobState};
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
 use crate::device::{Compute, Precision};
@@ -21,62 +22,14 @@ use crate::tasks::run::{
     ner_train_data, run_task, run_task_grid, split_options, ModelFolder, TaskContext, TaskKind, TaskRequest,
 };
 
-/// Where a job's state is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobState {
-    Done,
-    Failed,
-    Pending,
-}
-
 /// `MODELS/jobs/ID.EXT` of `plan`'s model cache.
 pub fn marker(plan: &Plan, id: &str, ext: &str) -> PathBuf {
     marker_in(&plan.request.models_dir, id, ext)
 }
 
-/// `MODELS/jobs/ID.EXT` with `MODELS` = `models_dir`.
-pub fn marker_in(models_dir: &Path, id: &str, ext: &str) -> PathBuf {
-    models_dir.join("jobs").join(format!("{id}.{ext}"))
-}
-
-/// Wall and CPU time since a job's work began: what its done marker records.
-pub struct JobClock {
-    wall: std::time::Instant,
-    cpu: Option<f64>,
-}
-
-impl JobClock {
-    pub fn start() -> Self {
-        JobClock { wall: std::time::Instant::now(), cpu: crate::cpu_time::process_cpu_seconds() }
-    }
-
-    /// Wall seconds since [`JobClock::start`].
-    pub fn seconds(&self) -> f64 {
-        self.wall.elapsed().as_secs_f64()
-    }
-
-    /// The `ID.done` marker's text for job `id` finishing now (see the module docs).
-    fn done_marker(&self, id: &str) -> String {
-        let cpu = self.cpu.zip(crate::cpu_time::process_cpu_seconds()).map(|(a, b)| b - a);
-        done_marker(id, self.seconds(), cpu)
-    }
-}
-
 /// The state of `job` now (see the module docs).
 pub fn state(plan: &Plan, job: &Job) -> JobState {
-    let done = match &job.spec {
-        JobSpec::Pretrain { label, key, config } => {
-            crate::train::zoo::is_trained(&crate::train::zoo::folder(&plan.request.models_dir, label, key), config)
-        }
-        _ => marker(plan, &job.id, "done").is_file(),
-    };
-    if done {
-        JobState::Done
-    } else if marker(plan, &job.id, "failed").is_file() {
-        JobState::Failed
-    } else {
-        JobState::Pending
-    }
+    state_in(&plan.request.models_dir, job)
 }
 
 /// Runs job `id` of `plan` (see the module docs); `log` receives its progress lines.
@@ -109,31 +62,6 @@ pub fn run_job(plan: &Plan, id: &str, log: &dyn Fn(String)) -> Result<()> {
     outcome
 }
 
-/// Writes job `id`'s done marker in the model cache `models_dir` (see the module docs) and removes a failure
-/// marker: for work done outside `job run` (a figure whose planning run was its whole run, [`super::plan`]).
-pub fn write_done(models_dir: &Path, id: &str, clock: &JobClock) -> Result<()> {
-    let dir = models_dir.join("jobs");
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    let _ = std::fs::remove_file(marker_in(models_dir, id, "failed"));
-    crate::atomic_file::write_atomic(&marker_in(models_dir, id, "done"), clock.done_marker(id))
-}
-
-/// The text of a finished job's `ID.done` marker (see the module docs).
-pub(super) fn done_marker(id: &str, seconds: f64, cpu_seconds: Option<f64>) -> String {
-    let tenth = |s: f64| (s * 10.0).round() / 10.0;
-    let mut v = serde_json::json!({
-        "job": id,
-        "finished_at": now(),
-        "seconds": tenth(seconds),
-        "threads": tch::get_num_threads(),
-        "host": this_host(),
-    });
-    if let Some(cpu) = cpu_seconds {
-        v["cpu_seconds"] = tenth(cpu).into();
-    }
-    format!("{v}\n")
-}
-
 /// What a finished job's `ID.done` marker says it cost ([`measured`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Measured {
@@ -158,11 +86,6 @@ pub fn measured(plan: &Plan, id: &str) -> Option<Measured> {
     })
 }
 
-/// This machine's name (Linux `/proc/sys/kernel/hostname`; `unknown` elsewhere).
-fn this_host() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname").map_or_else(|_| "unknown".into(), |h| h.trim().to_string())
-}
-
 /// Whether job `id` runs now by its `ID.running` marker (`HOST PID STARTED`, written by [`run_job`] and removed when
 /// it ends): on this machine the process must still exist (a killed job leaves a stale marker); a marker from
 /// another machine (a Slurm node) is believed.
@@ -173,10 +96,6 @@ pub fn is_running(plan: &Plan, id: &str) -> bool {
         (Some(host), Some(pid)) if host == this_host() => std::path::Path::new("/proc").join(pid).exists(),
         _ => true,
     }
-}
-
-fn now() -> String {
-    crate::script::provenance::now_utc()
 }
 
 fn execute(plan: &Plan, job: &Job, log: &dyn Fn(String)) -> Result<()> {

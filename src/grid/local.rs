@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use super::job::{state, JobState};
+use super::job::state;
 use super::plan::{replan, JobSpec, Plan};
+use super::state::JobState;
 use crate::error::{Error, Result};
 
 /// How to run a plan locally.

@@ -26,3 +26,4 @@ pub mod job;
 pub mod local;
 pub mod plan;
 pub mod slurm;
+pub mod state;

@@ -174,7 +174,7 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
         })?;
         let recorder: SharedRecorder = Arc::new(Mutex::new(Recorder::default()));
         let mut stopped = Vec::new();
-        let (started, clock) = (crate::script::runner::Started::now(), super::job::JobClock::start());
+        let (started, clock) = (crate::script::runner::Started::now(), super::state::JobClock::start());
         let seeds = opts.seed_list();
         let (mut runs, mut log) = (Vec::new(), Vec::new());
         for &seed in &seeds {
@@ -202,7 +202,7 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
         // the planning runs were the figure's run, so its record is written now and its figure job is done (unless
         // the folder holds another scale's record, which the figure job then reports).
         let figure_id = req.figure_job_id(id);
-        let old_marker = super::job::marker_in(&req.models_dir, &figure_id, "done");
+        let old_marker = super::state::marker_in(&req.models_dir, &figure_id, "done");
         // A record made before this plan does not answer it: the figure job runs again unless written below.
         let _ = std::fs::remove_file(&old_marker);
         let whole_run = stopped.is_empty()
@@ -214,7 +214,7 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
                 // Writing it may fail (a claim that does not evaluate, a full disk): then the figure job runs and
                 // reports it the usual way, with its log and a failure marker.
                 let written = crate::script::runner::finish_record(&script, id, &opts, runs, log, started)
-                    .and_then(|_| super::job::write_done(&req.models_dir, &figure_id, &clock));
+                    .and_then(|_| super::state::write_done(&req.models_dir, &figure_id, &clock));
                 if let Err(e) = &written {
                     eprintln!(
                         "plan: {id} ran to its end, but its record was not written ({e}); its figure job will run"
@@ -255,7 +255,7 @@ pub fn replan(previous: &Plan) -> Result<Plan> {
         let deps = &previous.figure_job(figure)?.deps;
         for d in deps {
             let job = previous.job(d)?;
-            if !job.done && super::job::state(previous, job) == super::job::JobState::Done {
+            if !job.done && super::state::state_in(&previous.request.models_dir, job) == super::state::JobState::Done {
                 return Ok(true);
             }
         }
@@ -398,7 +398,7 @@ mod tests {
         let record = crate::script::record::FigureRecord::load(&out.join("fig7.json")).unwrap();
         assert_eq!(record.provenance.seeds, [0, 1]);
         assert!(record.provenance.log.iter().any(|l| l.starts_with("== fig7: seed 1 (2 of 2)")));
-        assert_eq!(super::super::job::state(&p, &p.jobs[0]), super::super::job::JobState::Done);
+        assert_eq!(super::super::job::state(&p, &p.jobs[0]), super::super::state::JobState::Done);
         let marker_path = models.join("jobs").join(format!("{}.done", req.figure_job_id("fig7")));
         let marker: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(marker_path).unwrap()).unwrap();
         assert!(marker["seconds"].as_f64().is_some(), "{marker}");
@@ -412,7 +412,7 @@ mod tests {
         let p = make_plan(&req).unwrap();
         let figure = p.figure_job("fig7").unwrap();
         assert!(!figure.done && figure.deps.len() == 2, "one model per seed: {figure:?}");
-        assert_eq!(super::super::job::state(&p, figure), super::super::job::JobState::Pending);
+        assert_eq!(super::super::job::state(&p, figure), super::super::state::JobState::Pending);
     }
 
     #[test]
@@ -438,10 +438,10 @@ mod tests {
         std::fs::remove_file(models.join("jobs").join(format!("{}.done", ids[1]))).unwrap();
         second.jobs[0].done = false;
         let job = second.figure_job("fig7").unwrap();
-        assert_eq!(super::super::job::state(&second, job), super::super::job::JobState::Pending, "one's marker");
+        assert_eq!(super::super::job::state(&second, job), super::super::state::JobState::Pending, "one's marker");
         assert_eq!(
             super::super::job::state(&first, first.figure_job("fig7").unwrap()),
-            super::super::job::JobState::Done
+            super::super::state::JobState::Done
         );
         assert!(second.figure_job("fig4").unwrap_err().to_string().contains("no figure job for fig4"));
     }

@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::calibrate::job_time;
-use super::job::{state, JobState};
+use super::job::state;
 use super::plan::{levels, Job, Plan};
+use super::state::JobState;
 use crate::error::{Error, Result};
 
 /// Resources and placement of the arrays.
@@ -286,7 +287,7 @@ mod tests {
         assert!(report.lines().next().unwrap().starts_with("running  a"), "{report}");
         // A done job's marker carries its measured time, which the report shows and adds up instead of the estimate.
         std::fs::remove_file(jobs_dir.join("a.running")).unwrap();
-        std::fs::write(jobs_dir.join("a.done"), crate::grid::job::done_marker("a", 7200.0, Some(5400.0))).unwrap();
+        std::fs::write(jobs_dir.join("a.done"), crate::grid::state::done_marker("a", 7200.0, Some(5400.0))).unwrap();
         std::fs::write(jobs_dir.join("b.done"), "{\"job\": \"b\", \"finished_at\": \"then\"}\n").unwrap();
         let report = status_report(&plan);
         assert!(report.ends_with("3 jobs: 2 done, 0 failed, 0 running, 1 pending"), "{report}");
