@@ -19,7 +19,6 @@
 //! [`TaskModel`] bundles a backbone with the variable store that trains and the provenance of the models read.
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
 use tch::{nn::VarStore, Device, Tensor};
 
 use crate::device::Compute;
@@ -27,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::model::layer::Layer;
 use crate::model::load::LoadedModel;
 use crate::model::{MlmModel, ModelConfig, ModelTokenizer, SharingPlan};
-use crate::tasks::common::{model_languages, ModelInfo, TRAIN_LANG};
+use crate::tasks::common::{model_languages, ModelInfo, StackInfo, StackInputInfo, TRAIN_LANG};
 use crate::tasks::finetune::{apply_freeze, check_device, check_fit, layer_index, mix, FreezePlan, FreezeReport};
 
 /// Parameter-name prefix of the fresh layers of a [`LayerStack`].
@@ -223,25 +222,6 @@ pub fn check_reads(m: &LoadedModel, lang: &str) -> Result<()> {
         ))),
         _ => Ok(()),
     }
-}
-
-/// The provenance of a stack (inside [`ModelInfo`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StackInfo {
-    /// The frozen layer read (0 = embeddings).
-    pub layer: usize,
-    /// Fresh Transformer layers trained on top.
-    pub depth: usize,
-    /// Per language: the encoder that reads it and its map into English space (`null`: none).
-    pub inputs: BTreeMap<String, StackInputInfo>,
-}
-
-/// One language's input of a stack.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StackInputInfo {
-    pub model: String,
-    pub weights_sha256: String,
-    pub map: Option<serde_json::Value>,
 }
 
 /// A backbone with the variables that train and the provenance of the models it reads.

@@ -1,5 +1,7 @@
 //! What every zero-shot transfer task shares: the training language, the languages a model reads, the checks made
 //! before any data is read, and the provenance of the fine-tuned model ([`ModelInfo`]).
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -89,7 +91,26 @@ pub struct ModelInfo {
     pub languages: Option<Vec<String>>,
     /// When the head read fresh layers stacked on a frozen layer of this model (and others), that stack.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stack: Option<crate::tasks::backbone::StackInfo>,
+    pub stack: Option<StackInfo>,
+}
+
+/// The provenance of a stack (inside [`ModelInfo`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StackInfo {
+    /// The frozen layer read (0 = embeddings).
+    pub layer: usize,
+    /// Fresh Transformer layers trained on top.
+    pub depth: usize,
+    /// Per language: the encoder that reads it and its map into English space (`null`: none).
+    pub inputs: BTreeMap<String, StackInputInfo>,
+}
+
+/// One language's input of a stack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StackInputInfo {
+    pub model: String,
+    pub weights_sha256: String,
+    pub map: Option<serde_json::Value>,
 }
 
 impl ModelInfo {

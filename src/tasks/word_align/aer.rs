@@ -10,7 +10,7 @@
 //! predicted, nothing sure) AER = 0, as nothing predicted contradicts the gold; an empty A has precision 0, an empty
 //! S recall 0.
 use crate::error::{Error, Result};
-use crate::tasks::word_align::Link;
+use crate::tasks::word_align::link::Link;
 use serde::Serialize;
 use std::collections::BTreeSet;
 

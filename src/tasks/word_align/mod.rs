@@ -25,14 +25,14 @@
 //! symmetrises each sentence with grow-diag-final-and ([`crate::tasks::word_align::symmetrize`]), as Wu, Conneau et al. 2020 do to
 //! get word pairs for their contextual word-level alignment.
 pub mod aer;
+pub mod link;
 pub mod symmetrize;
 use crate::error::{Error, Result};
 use crate::tasks::word_align::symmetrize::grow_diag_final_and;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-/// An alignment link: (source index, target index), 0-based.
-pub type Link = (usize, usize);
+pub use link::Link;
 
 /// Translation probability of a pair never seen in training.
 const FLOOR: f64 = 1e-9;

@@ -17,7 +17,7 @@
 //!         if e' is not aligned AND f' is not aligned: add (e', f') to A
 //! ```
 //! The result is deterministic and sorted. (`grow-diag-final` would use OR in the final step.)
-use crate::tasks::word_align::Link;
+use crate::tasks::word_align::link::Link;
 use std::collections::BTreeSet;
 use std::ops::Bound::{Excluded, Unbounded};
 
