@@ -3,15 +3,17 @@
 //! `src/bench/reference/bench_csls.py`). Benchmarks, not tests: they print what they measured. With `--device cuda`
 //! crossling's kernels run on the GPU (timed to a device synchronisation, input copy excluded); the CSLS reference
 //! runs on the same device, the CKA reference (numpy) stays on the CPU.
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 use crossling::analysis::{cka, scores};
 use crossling::arrays;
 use serde_json::json;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 use tch::{Device, Kind, Tensor};
+
+use super::common::{
+    cpu_seconds, device, device_name, python, run_reference, script, sync, tempfile_dir, threads, Common,
+};
 
 #[derive(Subcommand)]
 pub enum BenchAnalysisCommand {
@@ -21,24 +23,6 @@ pub enum BenchAnalysisCommand {
     Csls(BenchCslsArgs),
     /// Sentence features of every layer (mean-pooled) against Hugging Face transformers on the same model.
     Features(super::features::BenchFeaturesArgs),
-}
-
-#[derive(Args)]
-pub struct Common {
-    /// Threads for libtorch here and for the reference (default: all cores).
-    #[arg(long)]
-    pub(super) threads: Option<usize>,
-    /// Python with numpy and torch (default: $CROSSLING_PYTHON, else the project's .venv/bin/python).
-    #[arg(long)]
-    pub(super) python: Option<PathBuf>,
-    /// Random seed of the synthetic data.
-    #[arg(long, default_value_t = 0)]
-    pub(super) seed: i64,
-    /// cpu, cuda or cuda:N: where crossling's kernels (and the reference) run.
-    #[arg(long, default_value = "cpu")]
-    pub(super) device: String,
-    #[arg(long)]
-    pub(super) json: bool,
 }
 
 #[derive(Args)]
@@ -84,84 +68,11 @@ pub fn run(cmd: BenchAnalysisCommand) -> Result<()> {
     }
 }
 
-pub(super) fn threads(c: &Common) -> usize {
-    c.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
-}
-
-pub(super) fn device(c: &Common) -> Result<Device> {
-    Ok(crossling::device::resolve_device(&c.device)?)
-}
-
-pub(super) fn device_name(d: Device) -> String {
-    match d {
-        Device::Cuda(i) => format!("cuda:{i}"),
-        _ => "cpu".into(),
-    }
-}
-
-/// Wait for the work queued on `d` (a no-op on the CPU), so that wall times include it.
-pub(super) fn sync(d: Device) {
-    if let Device::Cuda(i) = d {
-        tch::Cuda::synchronize(i as i64);
-    }
-}
-
-pub(super) fn python(c: &Common) -> PathBuf {
-    crossling::paths::python(c.python.as_deref())
-}
-
-pub(super) fn script(name: &str) -> PathBuf {
-    reference_dir(std::env::var_os(REFERENCE_ENV)).join(name)
-}
-
-/// Names the folder of the PyTorch reference scripts, for a binary run away from its build folder (a GPU node).
-const REFERENCE_ENV: &str = "CROSSLING_BENCH_REFERENCE";
-const REFERENCE_BESIDE_CRATE: &str = "src/bench/reference";
-
-/// `$CROSSLING_BENCH_REFERENCE` when set and not empty, else `src/bench/reference` beside the crate.
-fn reference_dir(var: Option<std::ffi::OsString>) -> PathBuf {
-    crossling::paths::non_empty(var).unwrap_or_else(|| crossling::paths::beside_crate(REFERENCE_BESIDE_CRATE))
-}
-
-/// An error naming [`REFERENCE_ENV`] unless the reference script `script` exists (checked before a benchmark's
-/// own runs, so a binary away from its build folder stops at once).
-pub(super) fn require_reference(script: &Path) -> Result<()> {
-    if !script.is_file() {
-        bail!(
-            "PyTorch reference script {} not found (a binary run away from its build folder): set \
-             {REFERENCE_ENV} to a checkout's src/bench/reference, or pass --no-reference",
-            script.display()
-        );
-    }
-    Ok(())
-}
-
-/// Run a reference script; its last stdout line that opens with `{` is a JSON object (its result).
-pub(super) fn run_reference(py: &Path, script: &Path, args: &[String]) -> Result<serde_json::Value> {
-    require_reference(script)?;
-    let out = Command::new(py)
-        .arg(script)
-        .args(args)
-        .output()
-        .with_context(|| format!("running {} {}", py.display(), script.display()))?;
-    if !out.status.success() {
-        bail!("{} failed ({}):\n{}", script.display(), out.status, String::from_utf8_lossy(&out.stderr));
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let last = stdout.lines().rev().find(|l| l.trim_start().starts_with('{')).unwrap_or_default();
-    serde_json::from_str(last).with_context(|| format!("{} printed no JSON: {stdout}", script.display()))
-}
-
 /// Peak resident set size of this process so far (VmHWM), in bytes.
 fn peak_rss() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
-}
-
-/// CPU seconds (user + system, all threads) of this process so far ([`crossling::cpu_time`]); NaN where unknown.
-pub(super) fn cpu_seconds() -> f64 {
-    crossling::cpu_time::process_cpu_seconds().unwrap_or(f64::NAN)
 }
 
 /// Reset the peak RSS counter (Linux: writing 5 to /proc/self/clear_refs); false where unsupported.
@@ -260,12 +171,6 @@ fn bench_cka(a: BenchCkaArgs) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn tempfile_dir() -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("crossling-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    Ok(dir)
-}
-
 fn bench_csls(a: BenchCslsArgs) -> Result<()> {
     let t = threads(&a.common);
     tch::set_num_threads(t as i32);
@@ -361,26 +266,4 @@ fn bench_csls(a: BenchCslsArgs) -> Result<()> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reference_folder_from_the_variable_or_beside_the_crate() {
-        let beside = crossling::paths::beside_crate(REFERENCE_BESIDE_CRATE);
-        assert_eq!(reference_dir(None), beside);
-        assert_eq!(reference_dir(Some("".into())), beside);
-        assert_eq!(reference_dir(Some("/opt/ref".into())), PathBuf::from("/opt/ref"));
-        assert!(beside.join("bench_train.py").is_file());
-    }
-
-    #[test]
-    fn a_missing_reference_script_names_the_variable_before_running_python() {
-        let e = run_reference(Path::new("/nonexistent/python"), Path::new("/nonexistent/bench_train.py"), &[])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("/nonexistent/bench_train.py") && e.contains(REFERENCE_ENV), "{e}");
-    }
 }

@@ -20,7 +20,7 @@ use serde_json::json;
 use std::time::Instant;
 use tch::{Kind, Tensor};
 
-use super::analysis::{
+use super::common::{
     cpu_seconds, device, device_name, python, run_reference, script, sync, tempfile_dir, threads, Common,
 };
 

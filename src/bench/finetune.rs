@@ -35,7 +35,7 @@ use serde_json::{json, Value};
 use std::time::Instant;
 use tch::{Kind, Tensor};
 
-use super::analysis::{
+use super::common::{
     cpu_seconds, device, device_name, python, run_reference, script, sync, tempfile_dir, threads, Common,
 };
 

@@ -6,13 +6,14 @@
 //! - [`train`]: MLM training tokens/s vs PyTorch eager `BertForMaskedLM` (`reference/bench_train.py`).
 //! - [`finetune`]: NLI fine-tuning pairs/s vs the same head in PyTorch (`reference/bench_finetune.py`).
 //! - [`word2vec`]: word2vec words/s and quality vs gensim (`reference/bench_word2vec.py`).
-//! - [`analysis`]: CKA and CSLS vs numpy / PyTorch (`reference/bench_cka.py`, `reference/bench_csls.py`) and the
-//!   shared options and helpers of the benchmarks.
+//! - [`analysis`]: CKA and CSLS vs numpy / PyTorch (`reference/bench_cka.py`, `reference/bench_csls.py`).
 //! - [`features`]: hidden-state extraction vs Hugging Face `transformers` (`reference/bench_features.py`).
+//! - [`common`]: the shared options and helpers of the benchmarks.
 use anyhow::Result;
 use clap::Subcommand;
 
 pub mod analysis;
+pub mod common;
 pub mod features;
 pub mod finetune;
 pub mod train;

@@ -16,7 +16,7 @@
 //! reports the share of the step spent outside them.
 use std::path::PathBuf;
 
-use super::analysis::{require_reference, run_reference, script};
+use super::common::{require_reference, run_reference, script};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use crossling::device::{Compute, Precision};

@@ -53,7 +53,7 @@ use crossling::wordvec::{Corpus, WordVectors};
 use serde_json::{json, Value};
 use tch::Tensor;
 
-use super::analysis::{cpu_seconds, run_reference, script, tempfile_dir};
+use super::common::{cpu_seconds, run_reference, script, tempfile_dir};
 
 #[derive(Args)]
 pub struct BenchWord2vecArgs {
