@@ -14,6 +14,7 @@ mod grid;
 mod info;
 mod models;
 mod task;
+mod task_common;
 mod task_frozen;
 mod task_ner;
 mod task_parse;

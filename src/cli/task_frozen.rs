@@ -93,11 +93,11 @@ fn overrides(a: &FrozenNliArgs) -> Result<JsonMap> {
 
 pub fn nli_frozen(a: FrozenNliArgs) -> Result<()> {
     let compute = Compute::resolve(&a.device, Precision::Auto)?;
-    let catalog = super::task::load_catalog()?;
+    let catalog = super::task_common::load_catalog()?;
     let roots = DataRoots::from_env();
     let models_dir = crossling::train::zoo::models_root();
-    let langs = a.langs.as_deref().map(super::task::parse_langs).transpose()?;
-    let model = super::task::CliModel::new(&a.model);
+    let langs = a.langs.as_deref().map(super::task_common::parse_langs).transpose()?;
+    let model = super::task_common::CliModel::new(&a.model);
     let vectors = match &a.vectors {
         None => None,
         Some(path) => {
@@ -120,7 +120,7 @@ pub fn nli_frozen(a: FrozenNliArgs) -> Result<()> {
     };
     let req =
         FrozenNliRequest { representation, langs, overrides: overrides(&a)?, seed: None, scale: a.scale, compute };
-    let out = super::task::with_cli_context(&catalog, &roots, &models_dir, a.fresh, a.json, |ctx| {
+    let out = super::task_common::with_cli_context(&catalog, &roots, &models_dir, a.fresh, a.json, |ctx| {
         run_frozen_nli_task(ctx, &req)
     })?;
     if a.json {

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::task::{report, run_cli_task, stack_line, training_line, FinetuneArgs};
+use super::task_common::{report, run_cli_task, stack_line, training_line, FinetuneArgs};
 use super::task_stack::StackArgs;
 use crossling::tasks::ner::transfer::{NerResult, NerTrainData};
 use crossling::tasks::run::TaskKind;

@@ -4,7 +4,7 @@
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::task::{report, run_cli_task, stack_line, training_line, FinetuneArgs};
+use super::task_common::{report, run_cli_task, stack_line, training_line, FinetuneArgs};
 use super::task_stack::StackArgs;
 use crossling::tasks::parse::transfer::ParseResult;
 use crossling::tasks::parse::Decode;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::Args;
 
-use super::task::CliModel;
+use super::task_common::CliModel;
 use crossling::tasks::aligned_stack::StackPlan;
 
 #[derive(Args)]
