@@ -6,7 +6,8 @@
 //! - [`record`]: the `figures/ID.json` record with provenance; [`provenance`]: revision and timestamps.
 //! - [`runner`]: one script end to end (record, provenance, log, rendering); [`render`]: record → PNG/SVG/MD/CSV.
 //! - [`reproduction`]: `REPRODUCTION.md` from the committed records (`crossling claims`).
-//! - [`handles`]: the opaque `Model` and `Features` types.
+//! - [`handles`]: the opaque `Model` and `Features` types; [`ns_common`]: the run's `Session` and what every
+//!   namespace shares.
 //! - Namespaces: [`ns_results`] (`results::`), [`ns_data`] (`data::`), [`ns_train`] (`train::`, `model::`),
 //!   [`ns_features`] (`features::`), [`ns_cka`] (`cka::`), [`ns_align`] (`align::`, `retrieve::`),
 //!   [`ns_lang`] (`lang::`), [`ns_words`] (`words::`), [`ns_task`] (`task::`; [`ns_task_frozen`] its `frozen_nli`),
@@ -17,6 +18,7 @@ pub mod env;
 pub mod handles;
 pub mod ns_align;
 pub mod ns_cka;
+pub mod ns_common;
 pub mod ns_data;
 pub mod ns_features;
 pub mod ns_lang;
@@ -34,8 +36,9 @@ pub mod runner;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use engine::{run_file, Session};
+pub use engine::run_file;
 pub use env::{RunLog, ScriptEnv};
+pub use ns_common::Session;
 pub use record::{FigureRecord, Provenance};
 
 /// Every namespace module, by name.

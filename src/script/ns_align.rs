@@ -16,8 +16,8 @@
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 use tch::{Kind, Tensor};
 
-use super::engine::{floats, native, rhai_err, strings, Res};
 use super::handles::Features;
+use super::ns_common::{floats, native, rhai_err, strings, Res};
 use crate::analysis::metrics::sentence_retrieval;
 use crate::analysis::normalize::{apply as normalize, Normalization};
 use crate::analysis::procrustes::{apply_map, procrustes};

@@ -11,8 +11,8 @@
 //! ```
 use rhai::{Array, Dynamic, Module, NativeCallContext};
 
-use super::engine::{floats, native, rhai_err, Res};
 use super::handles::Features;
+use super::ns_common::{floats, native, rhai_err, Res};
 use crate::analysis::cka::{cka_diagonal, cka_grid, CkaKind};
 use crate::analysis::cka_bootstrap::linear_cka_replicates_with;
 use crate::claims::score::RESAMPLES;

@@ -6,7 +6,7 @@
 //! ```
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 
-use super::engine::{native, rhai_err, strings, Res, Session};
+use super::ns_common::{native, rhai_err, strings, Res, Session};
 use crate::text::evalsets;
 
 fn count(n: i64, what: &str) -> Res<usize> {

@@ -9,8 +9,8 @@
 //! Texts longer than the model's positions are cut to fit (`[CLS]` … `[SEP]` kept), and the log says how many.
 use rhai::{Array, Module, NativeCallContext};
 
-use super::engine::{native, rhai_err, strings, Res, Session};
 use super::handles::{Features, ModelRef};
+use super::ns_common::{native, rhai_err, strings, Res, Session};
 use crate::features::extract::pooled_texts;
 use crate::features::Pooling;
 use crate::model::load::LoadedModel;

@@ -33,8 +33,8 @@
 //! `r.shift_norms[l]` is `‖D_l‖₂` for every layer of the model.
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 
-use super::engine::{floats, from_script, native, rhai_err, strings, Res, Session};
 use super::handles::{Features, ModelRef};
+use super::ns_common::{floats, from_script, native, rhai_err, strings, Res, Session};
 use crate::analysis::token_translation::{language_means, mds_grid, MdsSpec};
 use crate::model::load::LoadedModel;
 

@@ -28,7 +28,7 @@ use rhai::{Array, Dynamic, Map, Module};
 
 use rhai::NativeCallContext;
 
-use super::engine::{floats, from_script, native, rhai_err, Res, Session};
+use super::ns_common::{floats, from_script, native, rhai_err, Res, Session};
 use crate::analysis::bootstrap::mean_replicates;
 use crate::claims::score::RESAMPLES;
 use crate::claims::ScoreSpec;

@@ -39,25 +39,12 @@ use std::collections::BTreeMap;
 
 use rhai::{Dynamic, Map, Module, NativeCallContext};
 
-use super::engine::{native, rhai_err, Res, Session};
 use super::handles::ModelRef;
+use super::ns_common::{json_of, native, options, rhai_err, with_context, Res, Session};
 use crate::error::{Error, Result};
 use crate::tasks::aligned_stack::StackPlan;
 use crate::tasks::grid::GridRun;
-pub(super) use crate::tasks::run::JsonMap;
 use crate::tasks::run::{run_task, run_task_grid, OpenModel, StackRequest, TaskContext, TaskKind, TaskRequest};
-
-/// A script map as JSON.
-fn json_of(map: &Map) -> Res<serde_json::Value> {
-    rhai::serde::from_dynamic(&Dynamic::from_map(map.clone()))
-}
-
-/// Splits a script options map into the evaluation languages, the training data (NER) and config overrides
-/// ([`crate::tasks::run::split_options`]).
-pub(super) fn options(opts: &Map) -> Result<(Option<Vec<String>>, Option<String>, JsonMap)> {
-    let json = json_of(opts).map_err(|e| Error::Invalid(format!("task options: {e}")))?;
-    crate::tasks::run::split_options(json)
-}
 
 /// Removes the stack options from `opts`: `None` when `stack_layer` is not given (the others are then errors);
 /// else the plan and the target models by language.
@@ -91,22 +78,6 @@ fn stack_options(opts: &mut Map, scale: crate::Scale) -> Result<Option<(StackPla
     plan.depth = depth;
     plan.map_sentences = sentences.unwrap_or(plan.map_sentences);
     Ok(Some((plan, targets)))
-}
-
-/// Calls `f` with the library's view of `session`: its data, model cache, `--fresh` and run log.
-pub(super) fn with_context<T>(session: &Session, f: impl FnOnce(&TaskContext) -> Result<T>) -> Result<T> {
-    let log = |line: String| session.env.log.push(line);
-    let (catalog, roots) = (&session.data.0, &session.data.1);
-    let ctx = TaskContext {
-        catalog,
-        roots,
-        models_dir: &session.env.models_dir,
-        fresh: session.env.fresh,
-        cached_only: session.plan.is_some(),
-        progress: false,
-        log: &log,
-    };
-    f(&ctx)
 }
 
 /// Converts the script's arguments of `task::run` / `task::grid` into a request at the session's scale, seed and

@@ -14,9 +14,9 @@
 //! for `results::score` (see [`super::ns_task`]).
 use rhai::{Dynamic, Map};
 
-use super::engine::Session;
 use super::handles::ModelRef;
-use super::ns_task::{options, with_context};
+use super::ns_common::Session;
+use super::ns_common::{options, with_context};
 use super::ns_wordvec::StaticVectors;
 use crate::error::{Error, Result};
 use crate::model::ModelTokenizer;

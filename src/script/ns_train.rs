@@ -16,8 +16,8 @@
 //! ```
 use rhai::{Dynamic, Map, Module, NativeCallContext};
 
-use super::engine::{from_script, native, rhai_err, Res, Session};
 use super::handles::{ModelRef, ModelSource};
+use super::ns_common::{from_script, native, rhai_err, Res, Session};
 use crate::train::presets::Pretraining;
 use crate::train::request::{describe, describe_run, ModelRequest};
 use crate::train::zoo::ensure_trained;

@@ -31,8 +31,8 @@ use std::collections::HashSet;
 use rhai::{Dynamic, Map, Module, NativeCallContext};
 use serde::Deserialize;
 
-use super::engine::{from_script, native, Res, Session};
 use super::handles::ModelRef;
+use super::ns_common::{from_script, native, Res, Session};
 use super::ns_wordvec::StaticVectors;
 use crate::analysis::normalize::Normalization;
 use crate::analysis::scores::Method;

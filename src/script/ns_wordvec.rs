@@ -31,8 +31,8 @@ use rhai::{Dynamic, Engine, Map, Module, NativeCallContext};
 use serde::Deserialize;
 use tch::{Kind, Tensor};
 
-use super::engine::{floats, from_script, native, Res, Session};
 use super::handles::{ModelRef, ModelSource};
+use super::ns_common::{floats, from_script, native, Res, Session};
 use crate::analysis::word_retrieval::{mrr, random_mrr, Retrieval};
 use crate::error::{Error, Result};
 use crate::text::tokenize::CrossTokenizer;

@@ -14,9 +14,24 @@ use serde_json::Value;
 
 use super::record::FigureRecord;
 use crate::atomic_file::write_atomic;
+use crate::claims::rule::Verdict;
 use crate::error::{Error, Result};
 use crate::plot::{ChartSpec, Table};
-use crate::script::reproduction::{cell, verdict_of};
+
+/// `s` as one Markdown table cell (pipes escaped, line breaks as spaces).
+pub fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// A verdict as the Markdown of `REPRODUCTION.md` and the notebooks shows it (`not evaluated` for none).
+pub fn verdict_of(v: Option<Verdict>) -> String {
+    match v {
+        Some(Verdict::Supported) => "**supported**".into(),
+        Some(Verdict::Contradicted) => "**contradicted**".into(),
+        Some(Verdict::Inconclusive) => "inconclusive".into(),
+        None => "not evaluated".into(),
+    }
+}
 
 fn stem(out_dir: &Path, id: &str, i: usize) -> PathBuf {
     if i == 0 {

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use super::record::FigureRecord;
+use super::render::{cell, verdict_of};
 use crate::claims::rule::{evaluate, Verdict};
 use crate::error::Result;
 use crate::figures::FIGURES;
@@ -51,21 +52,6 @@ fn is_schematic(r: &FigureRecord) -> bool {
 
 fn seeds_of(r: &FigureRecord) -> String {
     super::render::seed_list(&r.provenance.seeds_used())
-}
-
-/// `s` as one Markdown table cell (pipes escaped, line breaks as spaces).
-pub fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
-/// A verdict as the Markdown of `REPRODUCTION.md` and the notebooks shows it (`not evaluated` for none).
-pub fn verdict_of(v: Option<Verdict>) -> String {
-    match v {
-        Some(Verdict::Supported) => "**supported**".into(),
-        Some(Verdict::Contradicted) => "**contradicted**".into(),
-        Some(Verdict::Inconclusive) => "inconclusive".into(),
-        None => "not evaluated".into(),
-    }
 }
 
 /// The Markdown report.

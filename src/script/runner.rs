@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::engine::{run_file, Session};
+use super::engine::run_file;
 use super::env::{RunLog, ScriptEnv};
+use super::ns_common::Session;
 use super::provenance::{git_revision, now_utc};
 use super::record::FigureRecord;
 use crate::device::Compute;

@@ -1,8 +1,9 @@
 //! Test helpers: a smoke-scale session in a temporary folder, and running a script text in it.
 use std::path::Path;
 
-use super::engine::{run_file, Session};
+use super::engine::run_file;
 use super::env::{RunLog, ScriptEnv};
+use super::ns_common::Session;
 use crate::error::Result;
 
 /// A smoke-scale session whose scripts, outputs and model cache live under `dir`.
