@@ -4,6 +4,14 @@
 //! import against the flow. The drawing (`tests/module_graph/module-graph.dot` and `.svg`) is generated from the
 //! same graph; this test fails when it is out of date. Regenerate it with
 //! `CROSSLING_WRITE_GRAPH=1 cargo test --test module_graph` (the SVG needs Graphviz's `dot`).
+//!
+//! Inside the modules, files import each other without circles (issue 68 §3: a parent dispatches, siblings share a
+//! common file, nothing imports its caller). [`no_circles_between_files`] builds the graph of file modules of the
+//! library and the binary (`src/a/b.rs` is `a::b`, `src/a/mod.rs` is `a`) from every path that starts with `crate::`,
+//! `super::`, `self::` or, in a file that declares modules, a child's name (`use` groups expanded; comments and
+//! `#[cfg(test)]` code left out as above), each path leading to the longest prefix that is a file. A `pub use`
+//! is no import of its own: a name it re-exports leads to the file it comes from. The test fails with every circle
+//! (a strongly connected set of files) and the paths that make its edges.
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -237,4 +245,450 @@ fn the_scanner_sees_imports_and_skips_comments_and_tests() {
     let found: Vec<String> = imports(&code, &modules).into_iter().collect();
     assert_eq!(found, ["error", "model", "text"]);
     assert_eq!(imports("let c = crate::train::run();", &modules).into_iter().collect::<Vec<_>>(), ["train"]);
+}
+
+// ---- The file-level graph: no circles between the files of a folder (issue 68 §3). ----
+
+/// A module path from its crate's root: `["crossling", "tasks", "backbone"]` for `src/tasks/backbone.rs`, with
+/// `"main"` as the root of the binary's modules (`cli`, `bench`).
+type ModulePath = Vec<String>;
+
+/// The module a file under `src/` is (`a/b.rs` → `a::b`, `a/mod.rs` → `a`), under its crate's root.
+fn file_module(rel: &str) -> ModulePath {
+    let mut parts: Vec<String> = rel.trim_end_matches(".rs").split('/').map(str::to_string).collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    let root = if ["main", "cli", "bench"].contains(&parts[0].as_str()) { "main" } else { "crossling" };
+    if ["main", "lib"].contains(&parts[0].as_str()) {
+        parts.clear();
+    }
+    std::iter::once(root.to_string()).chain(parts).collect()
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Ident(String),
+    Path, // `::`
+    Punct(char),
+}
+
+/// `code` as identifiers, `::` and punctuation; string and character literals and lifetimes left out.
+fn tokens(code: &str) -> Vec<Token> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_alphabetic() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            // A raw string r"…", r#"…"#, br"…".
+            if (word == "r" || word == "br") && i < chars.len() && (chars[i] == '"' || chars[i] == '#') {
+                let hashes = chars[i..].iter().take_while(|&&c| c == '#').count();
+                if chars.get(i + hashes) == Some(&'"') {
+                    i += hashes + 1;
+                    while i < chars.len() && !(chars[i] == '"' && chars[i + 1..].iter().take(hashes).all(|&c| c == '#'))
+                    {
+                        i += 1;
+                    }
+                    i += 1 + hashes;
+                    continue;
+                }
+            }
+            out.push(Token::Ident(word));
+        } else if c == '"' {
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else if c == '\'' {
+            // A character literal ('a', '\n', '\u{1F600}') or a lifetime ('a).
+            if chars.get(i + 1) == Some(&'\\') {
+                i += 2;
+                while i < chars.len() && chars[i] != '\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if chars.get(i + 2) == Some(&'\'') {
+                i += 3;
+            } else {
+                i += 1;
+            }
+        } else if c == ':' && chars.get(i + 1) == Some(&':') {
+            out.push(Token::Path);
+            i += 2;
+        } else {
+            if !c.is_whitespace() {
+                out.push(Token::Punct(c));
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+/// One path the code names, with its `use` groups expanded: `use super::{a::B, c as d}` names `super::a::B` and
+/// `super::c`. `reexport` marks the paths of a `pub use`, which make a name of this module stand for another's.
+#[derive(Debug, Clone, PartialEq)]
+struct NamedPath {
+    segments: Vec<String>,
+    name: String,
+    reexport: bool,
+}
+
+/// The paths of the tree that starts at `tokens[*pos]` under `prefix`, the position left after it.
+fn path_tree(tokens: &[Token], pos: &mut usize, prefix: Vec<String>) -> Vec<(Vec<String>, String)> {
+    let mut path = prefix;
+    loop {
+        match tokens.get(*pos) {
+            Some(Token::Ident(s)) => {
+                path.push(s.clone());
+                *pos += 1;
+                if tokens.get(*pos) == Some(&Token::Path) {
+                    *pos += 1;
+                    continue;
+                }
+                let mut name = s.clone();
+                if tokens.get(*pos) == Some(&Token::Ident("as".into())) {
+                    if let Some(Token::Ident(alias)) = tokens.get(*pos + 1) {
+                        name = alias.clone();
+                    }
+                    *pos += 2;
+                }
+                return vec![(path, name)];
+            }
+            Some(Token::Punct('{')) => {
+                *pos += 1;
+                let mut out = Vec::new();
+                while let Some(t) = tokens.get(*pos) {
+                    match t {
+                        Token::Punct('}') => {
+                            *pos += 1;
+                            break;
+                        }
+                        Token::Punct(',') => *pos += 1,
+                        _ => {
+                            let before = *pos;
+                            out.extend(path_tree(tokens, pos, path.clone()));
+                            if *pos == before {
+                                *pos += 1;
+                            }
+                        }
+                    }
+                }
+                return out;
+            }
+            Some(Token::Punct('*')) => {
+                *pos += 1;
+                return vec![(path, "*".into())];
+            }
+            _ => {
+                let name = path.last().cloned().unwrap_or_default();
+                return vec![(path, name)];
+            }
+        }
+    }
+}
+
+/// The paths in `code` that start with `crate`, `super`, `self` or the name of one of `children` (the modules the
+/// file declares with `mod NAME;`, which its code may name without `self::`).
+fn named_paths(code: &str, children: &BTreeSet<String>) -> Vec<NamedPath> {
+    let tokens = tokens(code);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let starts_path = matches!(tokens.get(i), Some(Token::Ident(_)))
+            && (tokens.get(i + 1) == Some(&Token::Path) || tokens.get(i + 1) == Some(&Token::Punct('{')))
+            && (i == 0 || tokens[i - 1] != Token::Path);
+        if !starts_path {
+            i += 1;
+            continue;
+        }
+        let reexport = i >= 2 && tokens[i - 1] == Token::Ident("use".into()) && {
+            // `pub use`, `pub(crate) use`, `pub(super) use`
+            tokens[i - 2] == Token::Ident("pub".into())
+                || (i >= 5 && tokens[i - 2] == Token::Punct(')') && tokens[i - 5] == Token::Ident("pub".into()))
+        };
+        let Token::Ident(first) = &tokens[i] else { unreachable!() };
+        let keep = ["crate", "super", "self"].contains(&first.as_str()) || children.contains(first);
+        let mut pos = i;
+        for (segments, name) in path_tree(&tokens, &mut pos, Vec::new()) {
+            if keep {
+                out.push(NamedPath { segments, name, reexport });
+            }
+        }
+        i = pos.max(i + 1);
+    }
+    out
+}
+
+/// The library's and the binary's modules, one per file, with what each file's code names.
+struct FileGraph {
+    /// module → (file, its paths)
+    files: BTreeMap<ModulePath, (String, Vec<NamedPath>)>,
+    /// module → name → the module a `pub use` of that name re-exports
+    reexports: BTreeMap<ModulePath, BTreeMap<String, ModulePath>>,
+}
+
+impl FileGraph {
+    fn read(src: &Path) -> FileGraph {
+        let mut paths = Vec::new();
+        rust_files(src, &mut paths);
+        let mut modules = BTreeMap::new();
+        for file in paths {
+            let rel = file.strip_prefix(src).unwrap().to_string_lossy().replace('\\', "/");
+            if rel.ends_with("/tests.rs") || rel == "tests.rs" {
+                continue;
+            }
+            let code = library_code(&std::fs::read_to_string(&file).unwrap());
+            modules.insert(file_module(&rel), (rel, code));
+        }
+        let mut files = BTreeMap::new();
+        for (module, (rel, code)) in &modules {
+            let children: BTreeSet<String> = modules
+                .keys()
+                .filter(|m| m.len() == module.len() + 1 && m.starts_with(module))
+                .map(|m| m.last().unwrap().clone())
+                .collect();
+            files.insert(module.clone(), (rel.clone(), named_paths(code, &children)));
+        }
+        let mut graph = FileGraph { files, reexports: BTreeMap::new() };
+        // Re-exports may go through re-exports: resolve them until nothing changes.
+        loop {
+            let mut reexports: BTreeMap<ModulePath, BTreeMap<String, ModulePath>> = BTreeMap::new();
+            for (module, (_, named)) in &graph.files {
+                for p in named.iter().filter(|p| p.reexport && p.name != "*") {
+                    if let Some(target) = graph.resolve(module, &p.segments) {
+                        reexports.entry(module.clone()).or_default().insert(p.name.clone(), target);
+                    }
+                }
+            }
+            if reexports == graph.reexports {
+                return graph;
+            }
+            graph.reexports = reexports;
+        }
+    }
+
+    /// The file module that `segments`, named in `module`, leads to: the longest prefix that is a file, or the module
+    /// a name it re-exports comes from.
+    fn resolve(&self, module: &ModulePath, segments: &[String]) -> Option<ModulePath> {
+        let mut at: ModulePath = module.clone();
+        let mut rest = segments;
+        match rest.first().map(String::as_str) {
+            Some("crate") => {
+                at.truncate(1);
+                rest = &rest[1..];
+            }
+            Some("self") => rest = &rest[1..],
+            Some("super") => {
+                while rest.first().is_some_and(|s| s == "super") {
+                    at.pop();
+                    rest = &rest[1..];
+                }
+            }
+            _ => {}
+        }
+        if at.is_empty() {
+            return None;
+        }
+        for segment in rest {
+            if segment == "self" {
+                continue;
+            }
+            let mut child = at.clone();
+            child.push(segment.clone());
+            if self.files.contains_key(&child) {
+                at = child;
+            } else if let Some(target) = self.reexports.get(&at).and_then(|r| r.get(segment)) {
+                return Some(target.clone());
+            } else {
+                break;
+            }
+        }
+        Some(at)
+    }
+
+    /// Edges `from → to` between file modules (crate roots left out), with the paths that make each.
+    fn edges(&self) -> BTreeMap<(ModulePath, ModulePath), BTreeSet<String>> {
+        let mut edges: BTreeMap<(ModulePath, ModulePath), BTreeSet<String>> = BTreeMap::new();
+        for (module, (_, named)) in &self.files {
+            if module.len() < 2 {
+                continue;
+            }
+            for p in named.iter().filter(|p| !p.reexport) {
+                if let Some(to) = self.resolve(module, &p.segments) {
+                    if to.len() >= 2 && &to != module {
+                        edges.entry((module.clone(), to)).or_default().insert(p.segments.join("::"));
+                    }
+                }
+            }
+        }
+        edges
+    }
+}
+
+fn show(m: &ModulePath) -> String {
+    m[1..].join("::")
+}
+
+/// The circles of a graph: its strongly connected components of more than one module (Tarjan), each as one cycle
+/// through all its modules' edges listed.
+fn circles(edges: &BTreeMap<(ModulePath, ModulePath), BTreeSet<String>>) -> Vec<Vec<ModulePath>> {
+    let nodes: BTreeSet<&ModulePath> = edges.keys().flat_map(|(a, b)| [a, b]).collect();
+    let nodes: Vec<&ModulePath> = nodes.into_iter().collect();
+    let index_of: BTreeMap<&ModulePath, usize> = nodes.iter().enumerate().map(|(i, m)| (*m, i)).collect();
+    let mut next: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+    for (a, b) in edges.keys() {
+        next[index_of[a]].push(index_of[b]);
+    }
+    struct Tarjan<'a> {
+        next: &'a [Vec<usize>],
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        on_stack: Vec<bool>,
+        stack: Vec<usize>,
+        counter: usize,
+        components: Vec<Vec<usize>>,
+    }
+    impl Tarjan<'_> {
+        fn visit(&mut self, v: usize) {
+            self.index[v] = Some(self.counter);
+            self.low[v] = self.counter;
+            self.counter += 1;
+            self.stack.push(v);
+            self.on_stack[v] = true;
+            for &w in &self.next[v] {
+                match self.index[w] {
+                    None => {
+                        self.visit(w);
+                        self.low[v] = self.low[v].min(self.low[w]);
+                    }
+                    Some(iw) if self.on_stack[w] => self.low[v] = self.low[v].min(iw),
+                    _ => {}
+                }
+            }
+            if Some(self.low[v]) == self.index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on_stack[w] = false;
+                    component.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    self.components.push(component);
+                }
+            }
+        }
+    }
+    let n = nodes.len();
+    let mut t = Tarjan {
+        next: &next,
+        index: vec![None; n],
+        low: vec![0; n],
+        on_stack: vec![false; n],
+        stack: Vec::new(),
+        counter: 0,
+        components: Vec::new(),
+    };
+    for v in 0..n {
+        if t.index[v].is_none() {
+            t.visit(v);
+        }
+    }
+    let mut out: Vec<Vec<ModulePath>> =
+        t.components.into_iter().map(|c| c.into_iter().map(|i| nodes[i].clone()).collect()).collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn no_circles_between_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let graph = FileGraph::read(&root.join("src"));
+    let edges = graph.edges();
+    let mut report = Vec::new();
+    for component in circles(&edges) {
+        let members: BTreeSet<&ModulePath> = component.iter().collect();
+        let mut lines = vec![format!("circle: {}", component.iter().map(show).collect::<Vec<_>>().join(", "))];
+        for ((a, b), via) in &edges {
+            if members.contains(a) && members.contains(b) {
+                let files = &graph.files[a].0;
+                lines.push(format!(
+                    "  {} -> {} ({files}: {})",
+                    show(a),
+                    show(b),
+                    via.iter().cloned().collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+        report.push(lines.join("\n"));
+    }
+    assert!(report.is_empty(), "{} circles in the module graph (a parent dispatches, siblings share a common file, nothing imports its caller):\n{}", report.len(), report.join("\n"));
+}
+
+#[test]
+fn the_file_scanner_expands_groups_and_resolves_relative_paths() {
+    let children: BTreeSet<String> = ["child"].iter().map(|s| s.to_string()).collect();
+    let code = library_code(
+        "use super::{a::B, c as d, e::{f, g::*}};\n\
+         pub use child::Thing;\n\
+         pub(crate) use self::child::Other as Renamed;\n\
+         use std::collections::{super_thing::X, child::Y};\n\
+         fn f() { let s = \"crate::not_a_path\"; child::run(); crate::x::y(); x.child(); }\n\
+         #[cfg(test)]\n\
+         mod tests {\n    use super::super::tested::T;\n}\n",
+    );
+    let found: Vec<(String, String, bool)> =
+        named_paths(&code, &children).into_iter().map(|p| (p.segments.join("::"), p.name, p.reexport)).collect();
+    let expected = [
+        ("super::a::B", "B", false),
+        ("super::c", "d", false),
+        ("super::e::f", "f", false),
+        ("super::e::g", "*", false),
+        ("child::Thing", "Thing", true),
+        ("self::child::Other", "Renamed", true),
+        ("child::run", "run", false),
+        ("crate::x::y", "y", false),
+    ];
+    let expected: Vec<(String, String, bool)> =
+        expected.iter().map(|(p, n, r)| (p.to_string(), n.to_string(), *r)).collect();
+    assert_eq!(found, expected);
+
+    assert_eq!(file_module("tasks/word_align/mod.rs"), ["crossling", "tasks", "word_align"]);
+    assert_eq!(file_module("cli/task.rs"), ["main", "cli", "task"]);
+    assert_eq!(file_module("lib.rs"), ["crossling"]);
+
+    // a/mod.rs re-exports B from a/b.rs; a/c.rs names it through the parent: the edge goes to a::b, not to a.
+    let m = |s: &str| -> ModulePath { std::iter::once("crossling").chain(s.split("::")).map(str::to_string).collect() };
+    let path = |s: &str, reexport: bool| NamedPath {
+        segments: s.split("::").map(str::to_string).collect(),
+        name: s.rsplit("::").next().unwrap().to_string(),
+        reexport,
+    };
+    let mut graph = FileGraph {
+        files: BTreeMap::from([
+            (m("a"), ("a/mod.rs".to_string(), vec![path("b::B", true), path("c::run", false)])),
+            (m("a::b"), ("a/b.rs".to_string(), vec![])),
+            (m("a::c"), ("a/c.rs".to_string(), vec![path("super::B", false), path("crate::a::b::B", false)])),
+        ]),
+        reexports: BTreeMap::new(),
+    };
+    graph.reexports = BTreeMap::from([(m("a"), BTreeMap::from([("B".to_string(), m("a::b"))]))]);
+    assert_eq!(graph.resolve(&m("a::c"), &["super".into(), "B".into()]), Some(m("a::b")));
+    let edges: Vec<(String, String)> = graph.edges().into_keys().map(|(a, b)| (show(&a), show(&b))).collect();
+    assert_eq!(edges, [("a".to_string(), "a::c".to_string()), ("a::c".to_string(), "a::b".to_string())]);
+    assert!(circles(&graph.edges()).is_empty());
+
+    // a/c.rs naming an item of a/mod.rs itself while a calls into a/c.rs: a circle.
+    graph.files.get_mut(&m("a::c")).unwrap().1.push(path("super::helper", false));
+    assert_eq!(circles(&graph.edges()), [vec![m("a"), m("a::c")]]);
 }
