@@ -3,6 +3,7 @@
 //! ```rhai
 //! let xnli = data::xnli_parallel(["en", "fr"], 1000);   // #{ en: [...], fr: [...] }, row i parallel
 //! let tat = data::tatoeba("de", 1000);                   // #{ en: [...], de: [...] }
+//! let seg = data::segment_zh(xnli.zh);                   // Chinese lines segmented with jieba, words joined by spaces
 //! ```
 use rhai::{Array, Dynamic, Map, Module, NativeCallContext};
 
@@ -42,6 +43,12 @@ pub fn module(session: &Session) -> Module {
             out.insert("en".into(), to_array(en));
             out.insert(lang.into(), to_array(xx));
             Ok(out)
+        })
+    });
+    m.set_native_fn("segment_zh", |ctx: NativeCallContext, texts: Array| {
+        native(&ctx, || -> Res<Array> {
+            let texts = strings(&texts, "data::segment_zh texts")?;
+            Ok(texts.iter().map(|t| Dynamic::from(crate::text::segment::segment_zh(t).join(" "))).collect())
         })
     });
     m

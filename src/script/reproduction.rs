@@ -12,9 +12,11 @@ use crate::figures::FIGURES;
 
 /// One figure's record as the report reads it (absent when `figures/ID.json` does not exist).
 pub struct Entry {
-    pub id: &'static str,
+    pub id: String,
     pub study: &'static str,
     pub record: Option<FigureRecord>,
+    /// For a run on a pretrained encoder (`figures/real/MODEL/ID.json`): the model's name.
+    pub model: Option<String>,
 }
 
 /// Reads every registered figure's record from `dir` and re-evaluates its claims.
@@ -30,7 +32,41 @@ pub fn load(dir: &Path) -> Result<Vec<Entry>> {
         } else {
             None
         };
-        out.push(Entry { id: f.id, study: f.study, record });
+        out.push(Entry { id: f.id.to_string(), study: f.study, record, model: None });
+    }
+    out.extend(load_pretrained(&dir.join("real"))?);
+    Ok(out)
+}
+
+/// The records of runs on pretrained encoders, `real/MODEL/ID.json` (models and records in name order), their
+/// claims re-evaluated; none when the folder does not exist.
+fn load_pretrained(real: &Path) -> Result<Vec<Entry>> {
+    let mut out = Vec::new();
+    if !real.is_dir() {
+        return Ok(out);
+    }
+    let sorted = |dir: &Path| -> Result<Vec<std::path::PathBuf>> {
+        let mut v: Vec<_> = std::fs::read_dir(dir)
+            .map_err(|e| crate::error::Error::io(dir, e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        v.sort();
+        Ok(v)
+    };
+    for model_dir in sorted(real)?.into_iter().filter(|p| p.is_dir()) {
+        let model = model_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        for path in sorted(&model_dir)?.into_iter().filter(|p| p.extension().is_some_and(|e| e == "json")) {
+            let mut r = FigureRecord::load(&path)?;
+            let scores = r.scores.clone();
+            evaluate(&mut r.claims, &scores)?;
+            let id = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let study = if r.claims.iter().any(|c| c.source.starts_with("Liu")) {
+                "Liu et al. 2020"
+            } else {
+                "Wu, Conneau et al. 2020"
+            };
+            out.push(Entry { id: format!("real/{model}/{id}"), study, record: Some(r), model: Some(model.clone()) });
+        }
     }
     Ok(out)
 }
@@ -54,13 +90,18 @@ fn seeds_of(r: &FigureRecord) -> String {
     super::render::seed_list(&r.provenance.seeds_used())
 }
 
-/// The Markdown report.
-pub fn markdown(entries: &[Entry]) -> String {
-    let mut counts = [0usize; 3];
-    let mut rows = String::new();
-    let mut details = String::new();
-    let mut missing = Vec::new();
-    let mut schematics = Vec::new();
+/// The tables of one part of the report: verdict counts, table rows, details, and the records not evaluated.
+#[derive(Default)]
+struct Section {
+    counts: [usize; 3],
+    rows: String,
+    details: String,
+    missing: Vec<String>,
+    schematics: Vec<String>,
+}
+
+fn section<'a>(entries: impl Iterator<Item = &'a Entry>) -> Section {
+    let Section { mut counts, mut rows, mut details, mut missing, mut schematics } = Section::default();
     for e in entries {
         let Some(r) = &e.record else {
             missing.push(format!("`{}` (no record)", e.id));
@@ -127,6 +168,12 @@ pub fn markdown(entries: &[Entry]) -> String {
             }
         }
     }
+    Section { counts, rows, details, missing, schematics }
+}
+
+/// The Markdown report: the studies' records, then (when there are any) the runs on pretrained encoders.
+pub fn markdown(entries: &[Entry]) -> String {
+    let Section { counts, rows, details, missing, schematics } = section(entries.iter().filter(|e| e.model.is_none()));
     let total: usize = counts.iter().sum();
     let mut md = String::from(
         "# Reproduction status\n\n\
@@ -167,6 +214,32 @@ pub fn markdown(entries: &[Entry]) -> String {
     }
     md.push_str("\n## Claims in detail\n");
     md.push_str(&details);
+    let pretrained: Vec<&Entry> = entries.iter().filter(|e| e.model.is_some()).collect();
+    if !pretrained.is_empty() {
+        let p = section(pretrained.into_iter());
+        let total: usize = p.counts.iter().sum();
+        md.push_str(
+            "\n## On pretrained encoders\n\n\
+             The same analyses on one pretrained multilingual encoder each (`figures/real/MODEL/`, made by \
+             `crossling run scripts/real/…` with `--model real=MODEL`; the models and their caveats: \
+             `docs/usage/models.md`). A claim here says how the paper's claim reads for that one model, which is not \
+             the study's model: it is tested, not reproduced.\n\n",
+        );
+        md.push_str(&format!(
+            "**{total} claims: {} supported, {} contradicted, {} inconclusive.**\n\n",
+            p.counts[0], p.counts[1], p.counts[2]
+        ));
+        if total > 0 {
+            md.push_str("| record | claim | source | as tested | paper | ours (95 % interval) | seeds | verdict |\n");
+            md.push_str("|---|---|---|---|---|---|---|---|\n");
+            md.push_str(&p.rows);
+        }
+        if !p.missing.is_empty() {
+            md.push_str(&format!("\nNot evaluated: {}.\n", p.missing.join(", ")));
+        }
+        md.push_str("\n### Claims in detail, pretrained encoders\n");
+        md.push_str(&p.details);
+    }
     md
 }
 
