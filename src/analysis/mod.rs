@@ -20,6 +20,7 @@ pub mod bootstrap;
 pub mod cka;
 pub mod cka_bootstrap;
 pub mod language;
+pub mod language_id;
 pub mod metrics;
 pub mod normalize;
 pub mod procrustes;

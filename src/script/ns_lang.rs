@@ -26,6 +26,10 @@
 //! let d = lang::shift(r_en, lang::means(model, fr_texts, "fr"));   // D_l = R_l(fr) − R_l(en)
 //! let n = lang::norms(d);                          // [‖D_0‖, …, ‖D_L‖]
 //! ```
+//! How separable the languages are by layer (nearest mean of language, [`crate::analysis::language_id`]):
+//! ```rhai
+//! let hits = lang::identify([en_fit, fr_fit], [en_test, fr_test]);   // sentence features; hits[l] = [0/1, …]
+//! ```
 //! Results of `lang::mds` are cached in `$CROSSLING_MODELS/analysis/` by a hash of the model's weights and the spec, so the five
 //! Liu scripts that share one grid compute it once (`--fresh` recomputes).
 //!
@@ -108,6 +112,21 @@ pub fn module(session: &Session) -> Module {
     });
     m.set_native_fn("shift", |ctx: NativeCallContext, from: Features, to: Features| native(&ctx, || shift(&from, &to)));
     m.set_native_fn("norms", |ctx: NativeCallContext, f: Features| native(&ctx, || norms(&f)));
+    m.set_native_fn("identify", |ctx: NativeCallContext, fit: Array, test: Array| {
+        native(&ctx, || -> Res<Array> {
+            let stacks = |a: Array, what: &str| -> Res<Vec<tch::Tensor>> {
+                a.into_iter()
+                    .map(|v| {
+                        v.try_cast::<Features>()
+                            .map(|f| f.tensor())
+                            .ok_or_else(|| rhai_err(format!("lang::identify: {what} must be sentence features")))
+                    })
+                    .collect()
+            };
+            let hits = crate::analysis::language_id::nearest_mean_hits(&stacks(fit, "fit")?, &stacks(test, "test")?)?;
+            Ok(hits.into_iter().map(|h| Dynamic::from_array(floats(h))).collect())
+        })
+    });
     let s = session.clone();
     m.set_native_fn("mds", move |ctx: NativeCallContext, model: ModelRef, spec: Map| {
         native(&ctx, || -> Res<Map> {

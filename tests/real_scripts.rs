@@ -1,0 +1,47 @@
+//! The scripts that run the studies' analyses on a pretrained encoder (`scripts/real/*.rhai`, `--model real=…`) end
+//! to end at `smoke` scale on the real mirror, with a tiny random Hugging Face BERT (tests/reference/hf_bert.py) as
+//! the encoder: each writes a record whose claims carry checks and verdicts, and names the model it read.
+//! The committed e5-small records (`figures/real/e5-small/`) are made the same way with `--model real=e5-small`.
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{mirror, text};
+
+#[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
+fn real_model_scripts_run_at_smoke_scale_on_a_given_encoder() {
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
+    let py = common::reference_python();
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    common::run_reference(&py, "hf_bert.py", &["create", w.join("hf").to_str().unwrap()]);
+    let model = w.join("hf/st");
+    for name in ["sentence", "word"] {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scripts/real/{name}.rhai"));
+        let out = w.join("out");
+        let o = Command::new(env!("CARGO_BIN_EXE_crossling"))
+            .args(["run", script.to_str().unwrap(), "--scale", "smoke", "--out", out.to_str().unwrap()])
+            .arg("--model")
+            .arg(format!("real={}", model.display()))
+            .env("CROSSLING_DATA", &data)
+            .env("CROSSLING_OFFLINE", "1")
+            .env("CROSSLING_CACHE", w.join("cache"))
+            .env("CROSSLING_MODELS", w.join("models"))
+            .output()
+            .expect("run crossling");
+        assert!(o.status.success(), "{name}: {}", text(&o));
+        let record: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join(format!("{name}.json"))).unwrap()).unwrap();
+        let claims = record["claims"].as_array().unwrap();
+        assert!(!claims.is_empty(), "{name}: no claims");
+        for c in claims {
+            assert!(!c["checks"].as_array().unwrap().is_empty(), "{name}: claim {} has no checks", c["id"]);
+            assert!(c["verdict"].is_string(), "{name}: claim {} has no verdict", c["id"]);
+        }
+        let given = record["provenance"]["models"]["real"]["given"].as_str().unwrap_or_default();
+        assert_eq!(given, model.display().to_string(), "{name}: the record names the model it read");
+        assert!(out.join(format!("{name}.png")).is_file(), "{name}: no image");
+    }
+}
