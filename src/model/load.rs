@@ -126,6 +126,12 @@ impl LoadedModel {
         if self.has_mlm_head() {
             return Ok(());
         }
+        if let Some(name) = super::registry::entry_of_folder(&self.source.path) {
+            return Err(Error::Invalid(format!(
+                "{what} needs a masked-LM head, and the registry's {name} has none (see `crossling models list`); \
+                 give a model with its head, e.g. a …ForMaskedLM folder"
+            )));
+        }
         Err(Error::Invalid(format!(
             "{what} needs a masked-LM head, and the model in {} has none (it was saved without one, e.g. as \
              BertModel or a task model); use a checkpoint saved with its head (…ForMaskedLM)",

@@ -85,6 +85,13 @@ pub fn entry(name: &str) -> Result<&'static Entry> {
     })
 }
 
+/// The registry name of a fetched model's folder (it holds the record a fetch writes), if it is one.
+pub fn entry_of_folder(dir: &Path) -> Option<&'static str> {
+    let name = dir.file_name()?.to_str()?;
+    let e = ENTRIES.iter().find(|e| e.name == name)?;
+    dir.join(RECORD).is_file().then_some(e.name)
+}
+
 /// Whether `name` is a registry name (and not, say, a folder path).
 pub fn is_registry_name(name: &str) -> bool {
     ENTRIES.iter().any(|e| e.name == name)
