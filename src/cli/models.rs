@@ -34,8 +34,7 @@ pub fn run(cmd: ModelsCommand) -> Result<()> {
             Ok(())
         }
         ModelsCommand::Fetch { name } => {
-            let offline = std::env::var_os("CROSSLING_OFFLINE").is_some_and(|v| !v.is_empty() && v != "0");
-            let dir = registry::fetch(&name, offline)?;
+            let dir = registry::fetch(&name, crossling::data::resolve::offline())?;
             let n = registry::verify(&name)?;
             println!("{name}: {} ({n} files verified)", dir.display());
             Ok(())

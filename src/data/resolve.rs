@@ -59,6 +59,11 @@ impl Found {
 /// The workspace's data mirror relative to the crate (`shared/` beside the project checkout).
 pub const WORKSPACE_MIRROR: &str = "../shared/data";
 
+/// Whether `CROSSLING_OFFLINE` forbids downloads (set, not empty and not `0`): data files and registry models alike.
+pub fn offline() -> bool {
+    std::env::var("CROSSLING_OFFLINE").map(|v| !v.is_empty() && v != "0").unwrap_or(false)
+}
+
 impl DataRoots {
     /// Roots from the environment: `CROSSLING_DATA` (else the workspace mirror `../shared/data` beside the project,
     /// when it exists), `CROSSLING_CACHE`, `CROSSLING_OFFLINE`.
@@ -67,8 +72,7 @@ impl DataRoots {
         let mirror =
             paths::env_path("CROSSLING_DATA").or_else(|| beside.join("SOURCES.tsv").is_file().then_some(beside));
         let cache = paths::env_or_user_cache("CROSSLING_CACHE", "data");
-        let offline = std::env::var("CROSSLING_OFFLINE").map(|v| !v.is_empty() && v != "0").unwrap_or(false);
-        DataRoots { mirror, cache, allow_download: !offline, progress: true }
+        DataRoots { mirror, cache, allow_download: !offline(), progress: true }
     }
 
     /// Look for `entry` in the mirror, then the cache, without hashing.

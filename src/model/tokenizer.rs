@@ -409,14 +409,12 @@ fn hf_tokenizer_json(
     let text = std::fs::read_to_string(json).map_err(|e| Error::io(json, e))?;
     let file: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| Error::format(json, e.line(), format!("invalid JSON: {e}")))?;
-    let as_is = tokenizers::Tokenizer::from_str(&text).map_err(|e| not_hf(&e))?;
     let model = read_json_if_exists(&dir.join("config.json"))?;
     fn field<'a>(v: Option<&'a serde_json::Value>, key: &str) -> Option<&'a str> {
         v.and_then(|v| v.get(key)).and_then(|v| v.as_str())
     }
     let class = TokenizerClass::resolve(field(config, "tokenizer_class"), field(model.as_ref(), "model_type"));
-    let id_of = |t: &str| as_is.token_to_id(t);
-    let rebuilt = as_transformers_builds_it(file, class, config, (&names.cls, &names.sep), &id_of, json)?;
+    let rebuilt = as_transformers_builds_it(file, class, config, (&names.cls, &names.sep), json)?;
     tokenizers::Tokenizer::from_str(&rebuilt.to_string()).map_err(|e| not_hf(&e))
 }
 

@@ -56,17 +56,17 @@ impl TokenizerClass {
     }
 }
 
-/// `tokenizer.json` (parsed) rewritten as transformers' class `class` rebuilds it, with the special tokens named in
-/// `names` (cls, sep) looked up by `id_of`; `config` is `tokenizer_config.json` (options such as `do_lower_case`).
+/// `tokenizer.json` (parsed) rewritten as transformers' class `class` rebuilds it, with the special tokens named
+/// (cls, sep) looked up in the file; `config` is `tokenizer_config.json` (options such as `do_lower_case`).
 /// Padding and truncation are removed in every case. `path` names the file in errors.
 pub fn as_transformers_builds_it(
     mut file: Value,
     class: TokenizerClass,
     config: Option<&Value>,
     (cls, sep): (&str, &str),
-    id_of: &dyn Fn(&str) -> Option<u32>,
     path: &Path,
 ) -> Result<Value> {
+    let (cls_id, sep_id) = (json_token_id(&file, cls), json_token_id(&file, sep));
     let obj = file.as_object_mut().ok_or_else(|| Error::format_file(path, "tokenizer.json is not a JSON object"))?;
     obj.insert("padding".into(), Value::Null);
     obj.insert("truncation".into(), Value::Null);
@@ -82,7 +82,8 @@ pub fn as_transformers_builds_it(
         }
     };
     let id = |name: &str| {
-        id_of(name).ok_or_else(|| Error::format_file(path, format!("special token '{name}' is not in the vocabulary")))
+        let found = if name == cls { cls_id } else { sep_id };
+        found.ok_or_else(|| Error::format_file(path, format!("special token '{name}' is not in the vocabulary")))
     };
     match class {
         TokenizerClass::AsIs => {}
@@ -140,6 +141,26 @@ pub fn as_transformers_builds_it(
     Ok(file)
 }
 
+/// The id of `token` in a parsed `tokenizer.json`, as `Tokenizer::token_to_id` finds it: its added tokens first,
+/// then the model's vocabulary (a map for WordPiece / BPE / WordLevel, a list of `[piece, score]` for Unigram).
+/// Read from the JSON so that the file is not built into a tokenizer twice.
+fn json_token_id(file: &serde_json::Value, token: &str) -> Option<u32> {
+    let added = file.get("added_tokens").and_then(|a| a.as_array()).into_iter().flatten();
+    if let Some(id) =
+        added.filter(|t| t.get("content").and_then(|c| c.as_str()) == Some(token)).find_map(|t| t.get("id")?.as_u64())
+    {
+        return u32::try_from(id).ok();
+    }
+    match file.get("model")?.get("vocab")? {
+        serde_json::Value::Object(map) => map.get(token)?.as_u64().and_then(|id| u32::try_from(id).ok()),
+        serde_json::Value::Array(pieces) => pieces
+            .iter()
+            .position(|p| p.get(0).and_then(|v| v.as_str()) == Some(token))
+            .and_then(|i| u32::try_from(i).ok()),
+        _ => None,
+    }
+}
+
 /// A `TemplateProcessing` post-processor: single `before $A after`, pair `before $A middle $B:1 after:1`.
 fn template(before: &[&str], after: &[&str], middle: &[&str], cls: (&str, u32), sep: (&str, u32)) -> Value {
     let special = |t: &str, type_id: u32| json!({"SpecialToken": {"id": t, "type_id": type_id}});
@@ -171,8 +192,20 @@ fn find_precompiled(normalizer: Option<&Value>) -> Option<Value> {
 mod tests {
     use super::*;
 
-    fn ids(name: &str) -> Option<u32> {
-        ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "<s>", "</s>"].iter().position(|t| *t == name).map(|i| i as u32)
+    /// The added tokens of a test file: [CLS] 2, [SEP] 3, <s> 4, </s> 5.
+    fn added() -> Value {
+        json!([{"id": 2, "content": "[CLS]"}, {"id": 3, "content": "[SEP]"}, {"id": 4, "content": "<s>"},
+               {"id": 5, "content": "</s>"}])
+    }
+
+    #[test]
+    fn ids_are_read_from_added_tokens_then_the_vocabulary() {
+        let wordpiece = json!({"added_tokens": added(), "model": {"vocab": {"cat": 7}}});
+        assert_eq!(json_token_id(&wordpiece, "[SEP]"), Some(3));
+        assert_eq!(json_token_id(&wordpiece, "cat"), Some(7));
+        let unigram = json!({"added_tokens": [], "model": {"vocab": [["<s>", 0.0], ["▁the", -1.0]]}});
+        assert_eq!(json_token_id(&unigram, "▁the"), Some(1));
+        assert_eq!(json_token_id(&unigram, "dog"), None);
     }
 
     #[test]
@@ -186,21 +219,19 @@ mod tests {
 
     #[test]
     fn bert_rebuilds_normalizer_and_template_and_drops_padding() {
-        let file = json!({"normalizer": {"type": "BertNormalizer", "lowercase": false}, "padding": {"x": 1},
+        let file = json!({"added_tokens": added(), "normalizer": {"type": "BertNormalizer", "lowercase": false}, "padding": {"x": 1},
                           "truncation": {"max_length": 128}, "pre_tokenizer": null, "post_processor": null});
         let p = Path::new("t/tokenizer.json");
-        let out =
-            as_transformers_builds_it(file.clone(), TokenizerClass::Bert, None, ("[CLS]", "[SEP]"), &ids, p).unwrap();
+        let out = as_transformers_builds_it(file.clone(), TokenizerClass::Bert, None, ("[CLS]", "[SEP]"), p).unwrap();
         assert_eq!(out["normalizer"]["lowercase"], json!(true), "do_lower_case defaults to true");
         assert!(out["padding"].is_null() && out["truncation"].is_null());
         assert_eq!(out["post_processor"]["special_tokens"]["[SEP]"]["ids"], json!([3]));
         let cfg = json!({"do_lower_case": false});
         let out =
-            as_transformers_builds_it(file.clone(), TokenizerClass::Bert, Some(&cfg), ("[CLS]", "[SEP]"), &ids, p)
-                .unwrap();
+            as_transformers_builds_it(file.clone(), TokenizerClass::Bert, Some(&cfg), ("[CLS]", "[SEP]"), p).unwrap();
         assert_eq!(out["normalizer"]["lowercase"], json!(false));
         let bad = json!({"do_lower_case": "yes"});
-        let e = as_transformers_builds_it(file, TokenizerClass::Bert, Some(&bad), ("[CLS]", "[SEP]"), &ids, p)
+        let e = as_transformers_builds_it(file, TokenizerClass::Bert, Some(&bad), ("[CLS]", "[SEP]"), p)
             .unwrap_err()
             .to_string();
         assert!(e.contains("tokenizer_config.json") && e.contains("do_lower_case must be true or false"), "{e}");
@@ -208,14 +239,20 @@ mod tests {
 
     #[test]
     fn xlm_roberta_keeps_only_the_precompiled_step() {
-        let file = json!({"normalizer": {"type": "Sequence", "normalizers": [
+        let file = json!({"added_tokens": added(), "normalizer": {"type": "Sequence", "normalizers": [
             {"type": "Precompiled", "precompiled_charsmap": "AAA="},
             {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]}});
         let p = Path::new("t/tokenizer.json");
-        let out = as_transformers_builds_it(file, TokenizerClass::XlmRoberta, None, ("<s>", "</s>"), &ids, p).unwrap();
+        let out = as_transformers_builds_it(file, TokenizerClass::XlmRoberta, None, ("<s>", "</s>"), p).unwrap();
         assert_eq!(out["normalizer"], json!({"type": "Precompiled", "precompiled_charsmap": "AAA="}));
         assert_eq!(out["post_processor"]["pair"].as_array().unwrap().len(), 6);
-        let missing = as_transformers_builds_it(json!({}), TokenizerClass::XlmRoberta, None, ("<s>", "<x>"), &ids, p);
+        let missing = as_transformers_builds_it(
+            json!({"added_tokens": added()}),
+            TokenizerClass::XlmRoberta,
+            None,
+            ("<s>", "<x>"),
+            p,
+        );
         assert!(missing.unwrap_err().to_string().contains("special token '<x>'"));
     }
 }

