@@ -1,4 +1,4 @@
-//! The scripts that run the studies' analyses on a pretrained encoder (`scripts/real/*.rhai`: sentence, word, language; `--model real=…`) end
+//! The scripts that run the studies' analyses on a pretrained encoder (`scripts/real/*.rhai`: sentence, word, language, transfer; `--model real=…`) end
 //! to end at `smoke` scale on the real mirror, with a tiny random Hugging Face BERT (tests/reference/hf_bert.py) as
 //! the encoder: each writes a record whose claims carry checks and verdicts, and names the model it read.
 //! The committed e5-small records (`figures/real/e5-small/`) are made the same way with `--model real=e5-small`.
@@ -26,9 +26,12 @@ fn real_model_scripts_run_at_smoke_scale_on_a_given_encoder() {
         "hf_arch.py",
         &["create", "roberta", w.join("arch").to_str().unwrap(), sentences.to_str().unwrap()],
     );
-    for (name, model) in
-        [("sentence", w.join("hf/st")), ("word", w.join("hf/st")), ("language", w.join("arch/RobertaModel-st"))]
-    {
+    for (name, model) in [
+        ("sentence", w.join("hf/st")),
+        ("word", w.join("hf/st")),
+        ("language", w.join("arch/RobertaModel-st")),
+        ("transfer", w.join("hf/st")),
+    ] {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scripts/real/{name}.rhai"));
         let out = w.join("out");
         let o = Command::new(env!("CARGO_BIN_EXE_crossling"))
