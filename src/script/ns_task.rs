@@ -37,7 +37,7 @@
 //! [`TaskRequest`], makes one library call and converts the result.
 use std::collections::BTreeMap;
 
-use rhai::{Dynamic, Map, Module, NativeCallContext};
+use rhai::{Dynamic, EvalAltResult, ImmutableString, Map, Module, NativeCallContext};
 
 use super::handles::ModelRef;
 use super::ns_common::{json_of, native, options, rhai_err, with_context, Res, Session};
@@ -235,7 +235,33 @@ pub fn module(session: &Session) -> Module {
             })
         })
     });
+    if let Some(plan) = &session.plan {
+        // Planning mode: a fine-tuning not run yet is `()` to the script (run_or_plan), and reading a property or
+        // an index of a `()` stops the planning run there on purpose. (Indexers are global: `x.name` on a type
+        // without that property falls back to the indexer.)
+        let p = plan.clone();
+        m.set_indexer_get_fn(move |ctx: NativeCallContext, _: &mut (), name: ImmutableString| {
+            read_pending(&ctx, &p, &format!("`{name}`"))
+        });
+        let p = plan.clone();
+        m.set_indexer_get_fn(move |ctx: NativeCallContext, _: &mut (), i: rhai::INT| {
+            read_pending(&ctx, &p, &format!("`[{i}]`"))
+        });
+    }
     m
+}
+
+/// A planning run reads `what` of a `()`: a stop by design while a fine-tuning is pending (the `()` is taken for
+/// its result, [`crate::jobs::Recorder::stop`]); otherwise the script's own error, as Rhai gives it without the
+/// indexer.
+fn read_pending(ctx: &NativeCallContext, plan: &crate::jobs::SharedRecorder, what: &str) -> Res<Dynamic> {
+    let mut rec = plan.lock().map_err(|_| rhai_err("planning: the recorder is poisoned"))?;
+    if !rec.has_pending_task() {
+        return Err(Box::new(EvalAltResult::ErrorIndexingType("()".into(), ctx.call_position())));
+    }
+    let why = format!("reads {what} of a fine-tuning's result, whose job has not run yet");
+    rec.stop(why.clone());
+    Err(Box::new(EvalAltResult::ErrorRuntime(why.into(), ctx.call_position())))
 }
 
 #[cfg(test)]

@@ -68,7 +68,11 @@ pub fn run(session: &Session, rep: Dynamic, opts: &Map) -> Result<GridRun> {
             if let Some(plan) = &session.plan {
                 let what =
                     format!("planning stops at task::frozen_nli ({}): it runs inside the figure job", path.display());
-                plan.lock().map_err(|_| Error::Invalid("planning: the recorder is poisoned".into()))?.defer(what);
+                plan.lock()
+                    .map_err(|_| Error::Invalid("planning: the recorder is poisoned".into()))?
+                    .defer(what.clone());
+                // The error carries the deferral's words: the planner takes it for that stop by them.
+                return Err(Error::Invalid(what));
             }
             return Err(Error::NotCached(path));
         }
