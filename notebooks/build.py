@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the figure notebooks of crossling (one per figure or table) and the index, from the table below.
+"""Writes the figure notebooks of crossling (one per figure or table) and the index, from the figure registry
+(src/figures/registry.rs, read through notebooks/figures.json: `cargo run --release -- figure list --write`).
 
     .venv/bin/python notebooks/build.py            # (re)write notebooks/*.ipynb
     .venv/bin/python notebooks/build.py --check    # exit 1 when a notebook's cells differ from what this writes
@@ -15,6 +16,7 @@ Needs nbformat (installed in .venv by ./setup.sh --notebooks).
 """
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -29,147 +31,39 @@ SCRIPTS = ROOT / "scripts"
 EMERGING = "Wu, Conneau, Li, Zettlemoyer & Stoyanov (ACL 2020), *Emerging Cross-lingual Structure in Pretrained Language Models*"
 LIU = "Liu, Hsu, Chuang & Lee (2020), *A Study of Cross-Lingual Ability and Language-specific Information in Multilingual BERT*"
 
-# One row per figure / table id (the ids of src/figures.rs). claim: what the study argues with it; data: what our
-# script uses (from README.md's figure table); cpu_time: README.md's measured wall time at cpu scale on the project's
-# 2-core machine; paper: where the study's own numbers are — numbers are only quoted from the repository (the
-# record's `paper` field, filled by the script where it knows them), never typed in here.
-FIGURES = [
-    dict(id="fig1", study="Emerging", ref="Figure 1", title="Parameter-sharing ablations (schematic)",
-         claim="A bilingual masked LM can be pre-trained with some parameters per language and the rest shared. "
-               "The study separates the embeddings and/or the bottom transformer layers per language "
-               "(Sep Emb, Sep L1-3, Sep L1-6, and their combinations) to find which shared parameters make the "
-               "model cross-lingual.",
-         data="The run configs of the ablations (`train::config`); nothing is trained.",
-         cpu_time="0.4 s"),
-    dict(id="fig2", study="Emerging", ref="Figure 2", title="Monolingual alignment probe (schematic)",
-         claim="Two models pre-trained separately, sharing nothing, are compared by fitting a linear map between "
-               "their representations at a layer with orthogonal Procrustes on dictionary or parallel pairs "
-               "(the probe of Figures 4-6).",
-         data="The `mono` run configs; nothing is trained.",
-         cpu_time="0.2 s"),
-    dict(id="fig3", study="Emerging", ref="Figure 3", title="Zero-shot transfer of the ablations",
-         claim="Table 1's zero-shot transfer (XNLI, NER, parsing; fine-tuned on English, tested on French, Russian "
-               "and Chinese) as bars: cross-lingual transfer survives different domains and no shared vocabulary, "
-               "and parameter sharing is what matters most.",
-         data="The runs of table1 (cached by model weights and settings): run `table1` first.",
-         cpu_time="4.3 s from table1's cached runs (old presets; its re-run at the new presets is in progress)",
-         paper="The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`)."),
-    dict(id="fig4", study="Emerging", ref="Figure 4", title="Word alignment of monolingual models",
-         claim="Word representations of independently trained monolingual models can be aligned by an orthogonal "
-               "map: word translation (P@1, CSLS) after Procrustes, for non-contextual (input embedding) and "
-               "contextual (per layer, corpus-averaged) word vectors, beside fastText-style vectors.",
-         data="MUSE en-fr/de/ru/zh (train / test split); 10,000 training sentences of each of 5 `mono` models; "
-              "fastText-style vectors trained on each model's corpus.",
-         cpu_time="new presets, `--seeds 3`: 17 min 46 s with the models cached by fig7 (fastText-style vectors trained per seed)"),
-    dict(id="fig5", study="Emerging", ref="Figure 5", title="Contextual word alignment transfer per layer",
-         claim="Contextual representations of monolingual models, aligned layer by layer with a Procrustes map fit "
-               "on word-aligned parallel sentences, support zero-shot transfer (NER, parsing) through task layers "
-               "trained on English (\"MLM align\"), compared with a bilingual model (\"biMLM\").",
-         data="XNLI dev + test (maps); PAN-X; UD LinES, ParTUT, EWT, GSD; 4 `mono` + 3 `default` models.",
-         cpu_time="new presets: 6,347.8 s with its models cached (one thread beside two other processes); 3.6 s from its cached runs"),
-    dict(id="fig6", study="Emerging", ref="Figure 6", title="Sentence retrieval after Procrustes per layer",
-         claim="Sentence representations of separately trained monolingual models are related by a linear map: "
-               "after Procrustes (fit on parallel sentences) a sentence retrieves its translation, at every layer.",
-         data="XNLI dev (map), Tatoeba (test); 5 `mono` models.",
-         cpu_time="new presets, `--seeds 3`: 129.9 s with fig7's models cached"),
-    dict(id="fig7", study="Emerging", ref="Figure 7", title="Linear CKA per layer",
-         claim="Linear CKA between representations of parallel sentences, per layer, for bilingual models, pairs "
-               "of monolingual models and random encoders: how similar the representations of two languages are "
-               "without any learnt map.",
-         data="XNLI dev; ELTeC en/fr/de, novels ru/zh; 6 `mono` + 4 `default` models and 1 `sep-emb` en–en2 model.",
-         cpu_time="2026-11-29 presets, one seed (the README's quick start, `--workers 2`): about 4.5–5 h from an empty model cache on two cores (estimate from the 8 models measured); with the models cached 18.3 min, nearly all of it the CKA bootstrap (1,000 resamples of every cell)"),
-    dict(id="table1", study="Emerging", ref="Table 1", title="Ablation results (XNLI, NER, parsing)",
-         claim="Zero-shot cross-lingual transfer of bilingual MLMs under ablations of domain, anchor points "
-               "(shared subwords) and parameter sharing: transfer emerges even without shared vocabulary or with "
-               "different domains; sharing the upper layers is what matters most.",
-         data="MNLI, XNLI dev; PAN-X; UD LinES, ParTUT, EWT, GSD; 10 ablations x en-fr/ru/zh.",
-         cpu_time="old presets: about 12 one-thread hours from an empty cache (30 bilingual models, 2.2 h; 90 fine-tunings, 9.7 h); its re-run at the new presets is in progress (the planner estimates about 16 one-thread hours)",
-         paper="The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`).",
-         library=("NER", "ner", "default", "en-fr", "fr")),
-    dict(id="table1-synthetic", study="crossling", ref="issue 25", title="Table 1's ablations on the synthetic pair en–enx",
-         claim="Emerging Table 1's ten ablations on en–enx, where no subword is shared, plus Default on the "
-               "word-order-reversed control enxrev: zero-shot XNLI / NER / parsing beside the same model's English "
-               "score on the same sentences, testing the mechanism claims free of real-language confounds.",
-         data="MNLI, XNLI dev; PAN-X English; UD LinES, ParTUT, EWT; 11 bilingual models over English halves.",
-         cpu_time="from an empty cache 45 jobs (11 models, 33 fine-tunings, the figure): 1 h 49 min on two cores with `--workers 2`, 3.59 job-hours (3.14 CPU hours); 3.3 s with every run cached",
-         paper="The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`)."),
-    dict(id="emergence", study="crossling", ref="issue 25", title="Emergence curves over the pre-training budget",
-         claim="Not a figure of the studies: how the cross-lingual structure they measure (retrieval with and "
-               "without a map, word translation, CKA, zero-shot NER) grows with the pre-training budget for an "
-               "en-fr bilingual model and two monolingual models, the evidence for choosing the cpu regime.",
-         data="XNLI dev, Tatoeba fr-en, MUSE en-fr, PAN-X en/fr; ELTeC en/fr, 100k sentences each; three models "
-              "with five snapshots each.",
-         cpu_time="9 min 58 s with its models and NER runs cached; the three models about 45 min each on one thread"),
-    dict(id="emergence-enx", study="crossling", ref="issue 25", title="Emergence curves of the synthetic pair en–enx",
-         claim="Not a figure of the studies: the emergence curves of a controlled pair, English and enx (English "
-               "rewritten into an unused script, read from the other half of the English novels: no shared subword), "
-               "with enxrev (enx with every sentence's word order reversed) as the negative control: retrieval, word "
-               "translation with the identity dictionary, CKA and zero-shot NER over the pre-training budget.",
-         data="XNLI dev + test (English, rewritten), MUSE en words, PAN-X English (rewritten); ELTeC English, "
-              "two halves of 100k sentences; two models with five snapshots each.",
-         cpu_time="19 min 41 s with its models cached; the two models about 61 min each on one thread beside other work"),
-    dict(id="liu-fig1", study="Liu", ref="Figure 1", title="Word retrieval MRR, small data",
-         claim="A multilingual BERT against GloVe and word2vec trained on exactly the same (small) data: "
-               "cross-lingual word retrieval MRR en->fr/de/ru/zh, with no mapping between languages.",
-         data="MUSE en-fr/de/ru/zh; the `multilingual` model at the small data size, with GloVe and word2vec "
-              "on its own sentences and tokens.",
-         cpu_time="new presets: 278.0 s with the models and static vectors cached"),
-    dict(id="liu-fig2", study="Liu", ref="Figure 2", title="XNLI, small data",
-         claim="Zero-shot XNLI (trained on English, tested on the other languages) of GloVe, word2vec and a "
-               "multilingual BERT trained on the same small data, each read frozen by the same classifier.",
-         data="MNLI, XNLI; the small-data `multilingual` model and GloVe / word2vec on its sentences and tokens.",
-         cpu_time="new presets: 0.7 s with its frozen-NLI runs in the task cache (three classifiers, about 15 min "
-                  "otherwise)"),
-    dict(id="liu-fig3", study="Liu", ref="Figure 3", title="Word retrieval MRR, big data",
-         claim="The comparison of Figure 1 with five times more data (the study's 1000k sentences per language): "
-               "in the study BERT's advantage over the static embeddings grows with the data size.",
-         data="MUSE en-fr/de/ru/zh; the `multilingual` model at the big data size (liu-fig7's model), with GloVe and "
-              "word2vec on its own sentences and tokens.",
-         cpu_time="new presets: 467.0 s with the models and static vectors cached"),
-    dict(id="liu-fig4", study="Liu", ref="Figure 4", title="XNLI, big data",
-         claim="The comparison of Figure 2 at the big data size (the study's 1000k sentences per language).",
-         data="MNLI, XNLI; the big-data `multilingual` model (liu-fig7's) and GloVe / word2vec on its sentences "
-              "and tokens.",
-         cpu_time="new presets: 2,556.9 s with the models and static vectors cached (three frozen-NLI classifiers; "
-                  "one thread beside another run)"),
-    dict(id="liu-fig5", study="Liu", ref="Figure 5", title="Context window and MRR",
-         claim="BERT's context window matters for its cross-lingual ability: the model pre-trained on 20-token "
-               "segments retrieves word translations worse than the one pre-trained on full-length streams.",
-         data="As liu-fig1 / liu-fig3, with the multilingual model also pre-trained on 20-token segments, both sizes.",
-         cpu_time="new presets: 796.2 s with every model cached"),
-    dict(id="liu-fig6", study="Liu", ref="Figure 6", title="Context window and XNLI",
-         claim="The context-window ablation of Figure 5 on zero-shot XNLI: full-length streams against 20-token "
-               "segments at both data sizes, each model read frozen by the same classifier, and the percentage "
-               "drop the short window costs.",
-         data="MNLI, XNLI; the multilingual models of liu-fig5 (full-length and 20-token streams, both sizes).",
-         cpu_time="new presets: 2,727.5 s with the models cached (frozen NLI on four models; one thread beside another run)"),
-    dict(id="liu-fig7", study="Liu", ref="Figure 7", title="Convert rate over alpha x layer",
-         claim="Language identity sits in the mean of a language's representations: adding alpha times the mean "
-               "difference D = R(target) - R(source) to a token's representation (MDS) and decoding with the MLM "
-               "head turns the output into the target language; the convert rate rises with alpha.",
-         data="XNLI dev; the `multilingual` model (2,400 steps at cpu), or any HF BERT given as `mbert`.",
-         cpu_time="new presets: one seed's MDS grid 867.5 s with the model cached; `--seeds 3` 3,917.2 s including the seed-2 model"),
-    dict(id="liu-fig8", study="Liu", ref="Figure 8", title="BLEU-1 of unsupervised token translation",
-         claim="With MDS the MLM translates token by token without supervision: BLEU-1 against alpha at each "
-               "direction's best layer rises from alpha = 0 and peaks at an intermediate alpha.",
-         data="The MDS grid of liu-fig7 (cached).", cpu_time="< 1 s with liu-fig7's grid cached"),
-    dict(id="liu-table1", study="Liu", ref="Table 1", title="Sample token translations",
-         claim="Sample outputs of MDS token translation at each direction's best layer and alpha.",
-         data="The MDS grid of liu-fig7 (cached).", cpu_time="< 1 s with liu-fig7's grid cached"),
-    dict(id="liu-table2", study="Liu", ref="Table 2", title="Best BLEU-1 per pair",
-         claim="The best BLEU-1 of MDS token translation per direction, with its layer and alpha, against no shift "
-               "(alpha = 0).",
-         data="The MDS grid of liu-fig7 (cached).", cpu_time="< 1 s with liu-fig7's grid cached"),
-    dict(id="liu-table3", study="Liu", ref="Table 3", title="Token-set sizes",
-         claim="The sizes of the per-language token sets that define the convert rate, and their overlap.",
-         data="The MDS grid of liu-fig7 (cached).", cpu_time="< 1 s with liu-fig7's grid cached"),
-    dict(id="liu-table4", study="Liu", ref="Table 4", title="XNLI with the mean-difference shift",
-         claim="Does removing language-specific information help transfer? Zero-shot XNLI when the whole encoder "
-               "is fine-tuned on English, against fine-tuning only the upper half and adding the mean-difference "
-               "shift at the top of the frozen half at test time.",
-         data="MNLI; XNLI dev en/fr/de/ru/zh; the `multilingual` model (or `mbert`).",
-         cpu_time="new presets: 841.0 s with the model and its first NLI fine-tuning cached"),
-]
+# The figures come from the registry (src/figures/registry.rs) through notebooks/figures.json, which
+# `cargo run --release -- figure list --write` writes and a test keeps current: id, study, reproduces (the figure or
+# table of the study), title, tests, claim (what the study argues with it), data, models and budget (the measured
+# cost per scale). Nothing about a figure is written here but how its notebook presents it (NOTEBOOK below).
+REGISTRY = HERE / "figures.json"
+
+# Per id, only what is about the notebook: paper, a note on where the study's numbers are when the record's `paper`
+# field holds them under another script's name (numbers are only quoted from the repository, never typed in here);
+# library, the one cell of the figure run again through the library (name, task, preset, pair, language).
+TABLE1_PAPER = "The study's Table 1 numbers are in the record's `paper` field (from `scripts/lib/transfer.rhai`)."
+NOTEBOOK = {
+    "fig3": dict(paper=TABLE1_PAPER),
+    "table1": dict(paper=TABLE1_PAPER, library=("NER", "ner", "default", "en-fr", "fr")),
+    "table1-synthetic": dict(paper=TABLE1_PAPER),
+}
+
+
+def load_figures():
+    """The registry's rows (notebooks/figures.json), each with its notebook's extras."""
+    rows = json.loads(REGISTRY.read_text(encoding="utf-8"))
+    unknown = sorted(set(NOTEBOOK) - {f["id"] for f in rows})
+    if unknown:
+        sys.exit(f"build.py: NOTEBOOK names ids the registry lacks: {', '.join(unknown)}")
+    return [dict(f, **NOTEBOOK.get(f["id"], {})) for f in rows]
+
+
+FIGURES = load_figures()
+
+
+def cpu_time(f):
+    """The registry's measured cost at cpu scale."""
+    return f["budget"]["cpu"] or "not measured yet"
+
 
 KERNELSPEC = {"name": "crossling-rust", "display_name": "Rust (crossling)", "language": "rust"}
 LANGUAGE_INFO = {"name": "Rust", "file_extension": ".rs", "mimetype": "text/rust", "codemirror_mode": "rust",
@@ -220,20 +114,20 @@ def figure_notebook(f):
     fid = f["id"]
     script = SCRIPTS / f"{fid}.rhai"
     libs = imports(script.read_text(encoding="utf-8"))
-    paper = f.get("paper") or (f"The numbers that {f['ref']} of the paper prints are in the record's `paper` field, "
+    paper = f.get("paper") or (f"The numbers that {f['reproduces']} of the paper prints are in the record's `paper` field, "
                                "keyed like ours (or it says `plot only` where the paper only plots); *Our numbers "
                                "and the paper's* below prints them.")
     # What the numbers cell prints when a record has no paper values at all (kept as it was, so the committed outputs
     # of that cell survive regeneration).
-    paper_missing = f.get("paper") or f"See {f['ref']} of the paper: its numbers are not recorded in this repository."
+    paper_missing = f.get("paper") or f"See {f['reproduces']} of the paper: its numbers are not recorded in this repository."
     cells = []
     cells.append(new_markdown_cell(
         f"# {fid}: {f['title']}\n\n"
-        f"**{f['study']} {f['ref']}**: {study_name(f)}.\n\n"
+        f"**{f['study']} {f['reproduces']}**: {study_name(f)}.\n\n"
         f"**Claim.** {f['claim']}\n\n"
-        f"**Data and models.** {f['data']}\n\n"
+        f"**Data.** {f['data']}. **Models.** {f['models']}.\n\n"
         f"**The paper's numbers.** {paper}\n\n"
-        f"**Time at `cpu` scale** (README.md, this project's 2-core machine): {f['cpu_time']}. "
+        f"**Time at `cpu` scale** (the registry's latest measured run, this project's 2-core machine): {cpu_time(f)}. "
         f"Models are cached, so a second run is much faster.\n\n"
         "The notebook runs `scripts/" + fid + ".rhai` through the library exactly as "
         f"`cargo run --release -- figure {fid}` does. [Index](index.ipynb) explains scales and the model cache."))
@@ -304,7 +198,7 @@ def figure_notebook(f):
         "};  // the `;` keeps evcxr from also printing the loop's value, ()"))
     cells.append(new_markdown_cell(
         "## The paper's claims and our verdicts\n\n"
-        f"The claims of {f['study']} behind {f['ref']} as `scripts/{fid}.rhai` tests them: each a predicate over our "
+        f"The claims of {f['study']} behind {f['reproduces']} as `scripts/{fid}.rhai` tests them: each a predicate over our "
         "scores, which carry 95 % intervals (bootstrap over test items; over seeds with `--seeds N`). A claim is "
         "*supported* when the intervals are apart in the paper's order, *contradicted* when apart the other way, "
         "*inconclusive* when they overlap, when both sides sit at chance, or when a score has no interval "
@@ -316,7 +210,7 @@ def figure_notebook(f):
         name, task, preset, pair, lang = f["library"]
         kind = {"ner": "Ner", "nli": "Nli", "parse": "Parse"}[task]
         cells.append(new_markdown_cell(
-            f"## One cell of {f['ref']} through the library\n\n"
+            f"## One cell of {f['reproduces']} through the library\n\n"
             f"The script's `task::run(\"{task}\", model, #{{ langs: [\"{lang}\"] }})` is the library call "
             "`crossling::tasks::run::run_task`, which `crossling task ner | nli | parse` makes too; all three read and "
             f"write one result cache. Here the {name} run on the `{preset}` {pair} model, asked for as the script asks "
@@ -387,7 +281,7 @@ def figure_notebook(f):
 def index_notebook(made, missing):
     def row(f):
         name = f"[{f['id']}]({f['id']}.ipynb)" if f["id"] in made else f"{f['id']} (no script yet)"
-        return f"| {name} | {f['ref']} | {f['title']} | {f['cpu_time']} |"
+        return f"| {name} | {f['reproduces']} | {f['title']} | {cpu_time(f)} |"
 
     emerging = "\n".join(row(f) for f in FIGURES if f["study"] == "Emerging")
     liu = "\n".join(row(f) for f in FIGURES if f["study"] == "Liu")
@@ -405,7 +299,8 @@ def index_notebook(made, missing):
             f"## Liu\n\n{LIU}.\n\n" + head + liu + "\n\n"
             "## crossling's own measurements\n\nNot figures of the studies: the evidence for the `cpu` regime "
             "(issue 25) and the synthetic pair en–enx.\n\n" + head.replace("in the paper", "issue") + own + "\n\n"
-            "Times are README.md's measured wall times at `cpu` scale on this project's 2-core machine."),
+            "Times are the registry's latest measured wall times at `cpu` scale on this project's 2-core machine "
+            "(README.md's figure table also gives each committed record's own)."),
         new_markdown_cell(
             "## Scales\n\n"
             "Every script reads its scale; a notebook takes it from `$CROSSLING_SCALE` (default `cpu`) when Jupyter "
@@ -444,7 +339,8 @@ def index_notebook(made, missing):
             ".venv/bin/python notebooks/build.py        # regenerate the notebooks from notebooks/build.py\n"
             "```\n\n"
             "The notebooks use the kernel **Rust (crossling)** (`crossling-rust`). They are generated by "
-            "`notebooks/build.py`: edit the table there rather than the `.ipynb` files."),
+            "`notebooks/build.py` from the figure registry (`src/figures/registry.rs`, through "
+            "`notebooks/figures.json`): edit the registry rather than the `.ipynb` files."),
     ]
     return with_ids(new_notebook(cells=cells, metadata={"kernelspec": KERNELSPEC, "language_info": LANGUAGE_INFO}),
                     "index")
@@ -543,7 +439,7 @@ def main(argv):
     if missing:
         print(f"no script yet (no notebook): {', '.join(missing)}")
     if extra:
-        print(f"scripts with no row in build.py (no notebook): {', '.join(extra)}")
+        print(f"scripts with no row in the registry (no notebook): {', '.join(extra)}")
     if orphans:
         print(f"notebooks that build.py no longer makes: {', '.join(orphans)}")
     if check and (stale or orphans):

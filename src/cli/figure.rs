@@ -8,6 +8,7 @@ use clap::Args;
 use crossling::device::{Compute, Precision};
 use crossling::figures::{self, FIGURES};
 use crossling::script::record::FigureRecord;
+use crossling::script::registry_files;
 use crossling::script::render::render_record;
 use crossling::script::runner::{run_script, RunOptions};
 use crossling::Scale;
@@ -93,6 +94,13 @@ pub struct FigureArgs {
     /// `grid run`; the plan and job logs go to OUT/logs/); 1: everything in this process.
     #[arg(long, default_value_t = 1)]
     workers: usize,
+    /// With `list`: print the registry (src/figures/registry.rs) as JSON, for other tools.
+    #[arg(long)]
+    json: bool,
+    /// With `list`: rewrite what is made from the registry: README.md's figure table (with the claims and times of
+    /// the records in figures/) and notebooks/figures.json (read by notebooks/build.py).
+    #[arg(long, conflicts_with = "json")]
+    write: bool,
 }
 
 #[derive(Args)]
@@ -168,12 +176,10 @@ fn report(rec: &FigureRecord, out: &Path) {
 pub fn figure(a: FigureArgs) -> Result<()> {
     let scripts = figures::scripts_dir();
     if a.ids == ["list"] {
-        println!("{:<12} {:<9} {:<10} title", "id", "study", "script");
-        for f in FIGURES {
-            let has = if figures::script(&scripts, f.id).is_some() { "yes" } else { "not yet" };
-            println!("{:<12} {:<9} {:<10} {}", f.id, f.study, has, f.title);
-        }
-        return Ok(());
+        return list(&a, &scripts);
+    }
+    if a.json || a.write {
+        bail!("--json and --write go with `figure list`");
     }
     let ids = figure_ids(&a.ids);
     let opts = options(&a.run, default_figure_dir(a.run.target.scale))?;
@@ -190,6 +196,32 @@ pub fn figure(a: FigureArgs) -> Result<()> {
         };
         let rec = run_script(&script, id, &opts)?;
         report(&rec, &opts.out_dir);
+    }
+    Ok(())
+}
+
+/// `crossling figure list [--json | --write]`: the registry as a table or JSON, or the files made from it rewritten.
+fn list(a: &FigureArgs, scripts: &Path) -> Result<()> {
+    if a.json {
+        print!("{}", figures::registry_json());
+    } else if a.write {
+        for (path, text) in registry_files::generated(crossling::paths::crate_dir())? {
+            if std::fs::read_to_string(&path).is_ok_and(|old| old == text) {
+                println!("figure list: {} is up to date", path.display());
+                continue;
+            }
+            crossling::atomic_file::write_atomic(&path, text)?;
+            println!("figure list: wrote {}", path.display());
+            if path.extension().is_some_and(|e| e == "json") {
+                println!("  now regenerate the notebooks from it: .venv/bin/python notebooks/build.py");
+            }
+        }
+    } else {
+        println!("{:<17} {:<21} {:<8} title", "id", "reproduces", "script");
+        for f in FIGURES {
+            let has = if figures::script(scripts, f.id).is_some() { "yes" } else { "not yet" };
+            println!("{:<17} {:<21} {:<8} {}", f.id, f.reference(), has, f.title);
+        }
     }
     Ok(())
 }

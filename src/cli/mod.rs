@@ -53,7 +53,7 @@ enum Command {
     Features(features::FeaturesArgs),
     /// Export a model (or one language's view) as a Hugging Face BertForMaskedLM folder with its tokenizer.
     Export(export::ExportArgs),
-    /// Regenerate figures and tables of the studies from their scripts: `figure list | all | ID…`.
+    /// Regenerate figures and tables of the studies from their scripts: `figure list [--json | --write] | all | ID…`.
     Figure(figure::FigureArgs),
     /// Run one's own Rhai experiment script (same namespaces and constants as the figures).
     Run(figure::ScriptArgs),

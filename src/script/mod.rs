@@ -5,7 +5,8 @@
 //! - [`engine`]: the engine, `import` from `scripts/`, error mapping to script:line:column.
 //! - [`record`]: the `figures/ID.json` record with provenance; [`provenance`]: revision and timestamps.
 //! - [`runner`]: one script end to end (record, provenance, log, rendering); [`render`]: record → PNG/SVG/MD/CSV.
-//! - [`reproduction`]: `REPRODUCTION.md` from the committed records (`crossling claims`).
+//! - [`reproduction`]: `REPRODUCTION.md` from the committed records (`crossling claims`); [`registry_files`]: README.md's
+//!   figure table and `notebooks/figures.json` from the figure registry and the records (`crossling figure list --write`).
 //! - [`handles`]: the opaque `Model` and `Features` types; [`ns_common`]: the run's `Session` and what every
 //!   namespace shares.
 //! - Namespaces: [`ns_results`] (`results::`), [`ns_data`] (`data::`), [`ns_train`] (`train::`, `model::`),
@@ -30,6 +31,7 @@ pub mod ns_words;
 pub mod ns_wordvec;
 pub mod provenance;
 pub mod record;
+pub mod registry_files;
 pub mod render;
 pub mod reproduction;
 pub mod runner;

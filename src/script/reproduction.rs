@@ -78,8 +78,17 @@ fn quoted_from(source: &str) -> &'static str {
 }
 
 /// A record of a figure that draws a setup (its `paper_values` says "schematic"): it has no claim to test.
-fn is_schematic(r: &FigureRecord) -> bool {
+pub(super) fn is_schematic(r: &FigureRecord) -> bool {
     r.paper.get("paper_values").and_then(|v| v.as_str()).is_some_and(|s| s.starts_with("schematic"))
+}
+
+/// Where a verdict is counted: 0 supported, 1 contradicted, 2 inconclusive (or not evaluated).
+pub(super) fn verdict_index(v: Option<Verdict>) -> usize {
+    match v {
+        Some(Verdict::Supported) => 0,
+        Some(Verdict::Contradicted) => 1,
+        _ => 2,
+    }
 }
 
 fn seeds_of(r: &FigureRecord) -> String {
@@ -148,11 +157,7 @@ fn section<'a>(entries: impl Iterator<Item = &'a Entry>) -> Section {
                 .unwrap_or_default()
         ));
         for c in &r.claims {
-            match c.verdict {
-                Some(Verdict::Supported) => counts[0] += 1,
-                Some(Verdict::Contradicted) => counts[1] += 1,
-                _ => counts[2] += 1,
-            }
+            counts[verdict_index(c.verdict)] += 1;
             let ours = c.outcomes.iter().map(|o| o.ours.clone()).collect::<Vec<_>>().join("; ");
             let statement = match c.at_least {
                 Some(k) => format!("{} (at least {k} of {} checks)", c.statement, c.checks.len()),
