@@ -12,8 +12,13 @@ use crossling::text::tokenize::{AnchorScheme, CrossTokenizer, TokenizerSpec};
 /// A checkpoint `dir/ckpt` (config.json + model.safetensors, tokenizer in `dir/ckpt/tokenizer`) of a 2 × 16 model
 /// with separate en / fr embeddings and a joint BPE trained on the premises of XNLI dev en / fr.
 fn checkpoint(dir: &Path, data: &Path) -> PathBuf {
+    checkpoint_with(dir, data, "fr")
+}
+
+/// [`checkpoint`] with English and `second` (its XNLI dev premises: zh is simplified script).
+fn checkpoint_with(dir: &Path, data: &Path, second: &str) -> PathBuf {
     let mut files = Vec::new();
-    for lang in ["en", "fr"] {
+    for lang in ["en", second] {
         let tsv = std::fs::read_to_string(data.join(format!("xnli/dev-{lang}.tsv"))).unwrap();
         let lines: Vec<&str> = tsv.lines().take(400).filter_map(|l| l.split('\t').next()).collect();
         let path = dir.join(format!("{lang}.txt"));
@@ -27,7 +32,7 @@ fn checkpoint(dir: &Path, data: &Path) -> PathBuf {
         layers: 2,
         heads: 2,
         max_positions: 64,
-        languages: vec!["en".into(), "fr".into()],
+        languages: vec!["en".into(), second.into()],
         sharing: SharingPlan { sep_emb: true, sep_layers: 0 },
         ..ModelConfig::default()
     };
@@ -164,6 +169,46 @@ fn ner_smoke_reports_span_scores_and_refuses_bad_input() {
         assert!(!o.status.success(), "{args:?} should fail");
         assert!(text(&o).contains(want), "{args:?}: {}", text(&o));
     }
+}
+
+/// `--zh-script simplified` reads PAN-X zh (traditional script) converted to simplified: the option is in the
+/// result's config (so in its cache key: the second run is computed, not read back), the conversion in its notes;
+/// without it the config has no such field and the file is read as it is.
+#[test]
+#[cfg_attr(no_data_mirror, ignore = "needs the data mirror: $CROSSLING_DATA or ../shared/data")]
+fn ner_reads_panx_zh_in_simplified_script_when_asked() {
+    let data = mirror().expect("the data mirror (without it this test is ignored)");
+    let tmp = tempfile::tempdir().unwrap();
+    let ckpt = checkpoint_with(tmp.path(), &data, "zh");
+    let c = ckpt.to_str().unwrap();
+    let cache = tmp.path().join("cache");
+    let run = |args: &[&str]| {
+        let mut all = vec!["task", "ner", "--model", c, "--scale", "smoke", "--langs", "zh", "--max-train", "32"];
+        all.extend_from_slice(args);
+        crossling(&all, Some(&data), &cache)
+    };
+    let json = |o: &std::process::Output| -> serde_json::Value {
+        assert!(o.status.success(), "{}", text(o));
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(o)))
+    };
+    let plain = json(&run(&["--json"]));
+    assert!(plain["config"].get("zh_script").is_none(), "{}", plain["config"]);
+    let converted = |r: &serde_json::Value| {
+        r["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains("converted to simplified script"))
+    };
+    assert!(!converted(&plain), "{}", plain["notes"]);
+    let o = run(&["--zh-script", "simplified"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("PAN-X dev zh converted to simplified script"), "{out}");
+    assert!(!text(&o).contains("cached result"), "another key than the plain run's: {}", text(&o));
+    let simplified = json(&run(&["--zh-script", "simplified", "--json"]));
+    assert_eq!(simplified["config"]["zh_script"], "simplified");
+    assert!(converted(&simplified), "{}", simplified["notes"]);
+    assert_eq!(simplified["eval"]["zh"]["sentences"], plain["eval"]["zh"]["sentences"]);
+    assert_eq!(simplified["eval"]["zh"]["counts"]["gold"], plain["eval"]["zh"]["counts"]["gold"], "the same tags");
+    let o = run(&["--zh-script", "traditional"]);
+    assert!(!o.status.success() && text(&o).contains("expected simplified"), "{}", text(&o));
 }
 
 #[test]

@@ -6,6 +6,7 @@ use clap::Args;
 use super::task_common::{report, run_cli_task, stack_line, training_line, FinetuneArgs};
 use super::task_stack::StackArgs;
 use crossling::tasks::ner::transfer::{NerResult, NerTrainData};
+use crossling::tasks::ner::zh_script::ZhScript;
 use crossling::tasks::run::TaskKind;
 
 #[derive(Args)]
@@ -17,6 +18,10 @@ pub struct NerArgs {
     /// English training data: panx (PAN-X train-en / dev-en, the study's) or conll2003 (MISC trained as O).
     #[arg(long, default_value = "panx")]
     pub train_data: String,
+    /// Read PAN-X Chinese in this script: simplified converts its traditional characters with OpenCC's tables (for
+    /// models pre-trained on simplified text); left out, as the file gives it.
+    #[arg(long, value_name = "SCRIPT")]
+    pub zh_script: Option<String>,
 }
 
 /// Runs `task ner` (see [`run_cli_task`]).
@@ -24,7 +29,12 @@ pub fn ner(args: NerArgs) -> Result<()> {
     let source: NerTrainData = args.train_data.parse()?;
     let a = &args.common;
     let stack = args.stack.request(a.scale)?;
-    let (result, files) = run_cli_task(a, TaskKind::Ner, a.overrides()?, stack, Some(source))?;
+    let mut overrides = a.overrides()?;
+    if let Some(script) = &args.zh_script {
+        let script: ZhScript = script.parse()?;
+        overrides.insert("zh_script".into(), script.name().into());
+    }
+    let (result, files) = run_cli_task(a, TaskKind::Ner, overrides, stack, Some(source))?;
     let mut r: NerResult = serde_json::from_value(result).context("reading the NER result")?;
     r.files = files;
     report(a, &r, print_summary)
@@ -47,6 +57,9 @@ fn print_summary(r: &NerResult) {
         r.train_seconds
     );
     println!("{}", training_line(&r.loss, &r.freeze));
+    for note in r.notes.iter().filter(|n| n.contains("simplified script")) {
+        println!("{note}");
+    }
     if let Some(line) = stack_line(&r.model) {
         println!("{line}");
     }

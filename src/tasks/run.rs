@@ -190,20 +190,33 @@ pub fn ner_train_data(task: TaskKind, name: Option<String>) -> Result<Option<Ner
 }
 
 /// The preset `preset` with `overrides` applied field by field. An override must name a field of the preset's JSON
-/// (the error lists them); the task configs read only complete JSON, so partial settings come through here, on top
-/// of a scale's preset.
+/// (the error lists them), or an optional field that the JSON leaves out while it is unset (NER's `zh_script`): such
+/// a field is known when the config, read with it and written again, holds it. The task configs read only complete
+/// JSON, so partial settings come through here, on top of a scale's preset.
 pub fn configured<T: serde::Serialize + serde::de::DeserializeOwned>(preset: T, overrides: &JsonMap) -> Result<T> {
     let mut v = serde_json::to_value(preset).map_err(|e| Error::Invalid(e.to_string()))?;
     let obj =
         v.as_object_mut().ok_or_else(|| Error::Invalid("task options: the preset is not a JSON object".into()))?;
-    if let Some(k) = overrides.keys().find(|k| !obj.contains_key(*k)) {
-        let known: Vec<&str> = obj.keys().map(String::as_str).collect();
-        return Err(Error::Invalid(format!("task options: unknown field `{k}`; known: {}", known.join(", "))));
-    }
+    let known: Vec<String> = obj.keys().cloned().collect();
+    let unknown = |k: &str| Error::Invalid(format!("task options: unknown field `{k}`; known: {}", known.join(", ")));
+    let absent: Vec<&String> = overrides.keys().filter(|k| !obj.contains_key(*k)).collect();
     for (k, val) in overrides {
         obj.insert(k.clone(), val.clone());
     }
-    serde_json::from_value(v).map_err(|e| Error::Invalid(format!("task options: {e}")))
+    let config: T = serde_json::from_value(v).map_err(|e| {
+        let e = e.to_string();
+        match absent.iter().find(|k| e.contains(&format!("unknown field `{k}`"))) {
+            Some(k) => unknown(k),
+            None => Error::Invalid(format!("task options: {e}")),
+        }
+    })?;
+    if !absent.is_empty() {
+        let written = serde_json::to_value(&config).map_err(|e| Error::Invalid(e.to_string()))?;
+        if let Some(k) = absent.iter().find(|k| written.get(k.as_str()).is_none()) {
+            return Err(unknown(k));
+        }
+    }
+    Ok(config)
 }
 
 /// `v` as JSON.
@@ -477,6 +490,40 @@ mod tests {
         assert_eq!(configured(NerConfig::at(Scale::Smoke), &over).unwrap().finetune.lr, 0.5);
         over.insert("lr_typo".into(), serde_json::json!(1));
         assert!(configured(NerConfig::at(Scale::Smoke), &over).unwrap_err().to_string().contains("lr_typo"));
+    }
+
+    /// NER's `zh_script` is an option the preset's JSON leaves out: an override sets it, the resolved config's JSON (and
+    /// so the cache key's `config`) holds it, and without it the JSON is the pinned one (cached runs keep their keys).
+    #[test]
+    fn the_chinese_script_option_is_set_by_an_override_and_enters_the_key() {
+        use crate::tasks::ner::zh_script::ZhScript;
+        let over = |v: serde_json::Value| v.as_object().unwrap().clone();
+        let plain = configured(NerConfig::at(Scale::Smoke), &JsonMap::new()).unwrap();
+        let simplified =
+            configured(NerConfig::at(Scale::Smoke), &over(serde_json::json!({ "zh_script": "simplified" }))).unwrap();
+        assert_eq!((plain.zh_script, simplified.zh_script), (None, Some(ZhScript::Simplified)));
+        assert!(json(&plain).unwrap().get("zh_script").is_none());
+        assert_eq!(json(&simplified).unwrap()["zh_script"], "simplified");
+        let key = |c: &NerConfig| {
+            let what = serde_json::json!({ "config": json(c).unwrap(), "langs": ["en", "zh"], "train_data": "panx",
+                                           "device": "cpu" });
+            cache_file(Path::new("/m"), "crossling\nabc", "ner", &what)
+        };
+        assert_ne!(key(&plain), key(&simplified));
+        let e = configured(NerConfig::at(Scale::Smoke), &over(serde_json::json!({ "zh_script": "traditional" })))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("traditional"), "{e}");
+        // An optional field is no back door for a misspelt one.
+        for bad in [serde_json::json!({ "zh_scrpt": "simplified" }), serde_json::json!({ "zh_script": null })] {
+            let e = configured(NerConfig::at(Scale::Smoke), &over(bad)).unwrap_err().to_string();
+            assert!(e.contains("unknown field `zh_scr") && e.contains("dev_size"), "{e}");
+        }
+        // The other tasks have no such field.
+        let e = configured(NliConfig::at(Scale::Smoke), &over(serde_json::json!({ "zh_script": "simplified" })))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field `zh_script`"), "{e}");
     }
 
     /// The config JSON is part of every task cache key (and of the records): moving fields between the task configs

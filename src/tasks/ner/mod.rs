@@ -23,6 +23,7 @@
 //! and 100 evaluation sentences.
 pub mod metrics;
 pub mod transfer;
+pub mod zh_script;
 use serde::{Deserialize, Serialize};
 use tch::{nn, nn::Module, nn::VarStore, Kind, Tensor};
 
@@ -35,6 +36,7 @@ use crate::tasks::backbone::Backbone;
 use crate::tasks::finetune::{mix, train_with_selection, FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT};
 use crate::tasks::finetune_config::FinetuneConfig;
 use crate::tasks::ner::metrics::{evaluate, NerEval};
+use crate::tasks::ner::zh_script::ZhScript;
 use crate::tasks::word_inputs::{gather_words, per_item, word_batch, word_labels, WordBatch, WordItem};
 
 /// The BIO tags of PAN-X (PER, ORG, LOC), in class-index order.
@@ -69,6 +71,11 @@ pub struct NerConfig {
     pub dev_size: usize,
     /// Dropout before the tagger; `None` = the model's hidden dropout.
     pub classifier_dropout: Option<f64>,
+    /// The script PAN-X Chinese is read in: `simplified` converts it from its traditional characters with OpenCC's
+    /// tables ([`zh_script`]); absent (the default): as the file gives it. Left out of the JSON when absent, so the
+    /// configs' JSON (and cache keys) of runs without it are what they were before the option existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zh_script: Option<ZhScript>,
 }
 
 impl Default for NerConfig {
@@ -77,6 +84,7 @@ impl Default for NerConfig {
             finetune: FinetuneConfig::cpu(1e-3, LrSchedule::LinearDecay, 3, Some(5_000), Some(2_000)),
             dev_size: 1_000,
             classifier_dropout: None,
+            zh_script: None,
         }
     }
 }

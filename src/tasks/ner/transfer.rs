@@ -12,7 +12,9 @@
 //! as `O` (see [`crate::tasks::ner::tag_index`]).
 //!
 //! **Input.** The corpus's own tokens are the words ([`crate::tasks::word_inputs`]): PAN-X Chinese is one character a
-//! token, so Chinese words are single characters here whatever the tokenizer would segment.
+//! token, so Chinese words are single characters here whatever the tokenizer would segment. PAN-X Chinese is in
+//! traditional script; [`NerConfig::zh_script`] `simplified` converts it (characters only, tags and token boundaries
+//! kept; [`crate::tasks::ner::zh_script`]) and says so in the result's notes.
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -30,8 +32,12 @@ use crate::tasks::common::{check_languages, ModelInfo, TRAIN_LANG};
 use crate::tasks::finetune::{DevPoint, FreezeReport, LossSummary};
 use crate::tasks::items::ItemScores;
 use crate::tasks::ner::metrics::{NerEval, SpanCounts};
+use crate::tasks::ner::zh_script::{self, ZhScript};
 use crate::tasks::ner::{tag_index, NerConfig, NerFinetune, NerItem};
 use crate::tasks::word_inputs::WordEncoder;
+
+/// Chinese: the evaluation language whose PAN-X file [`NerConfig::zh_script`] converts.
+pub const ZH: &str = "zh";
 
 /// Where the English training and selection sentences come from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -257,6 +263,7 @@ pub fn run_ner(
     let (dev, _) = encode_sentences(&mut en, &data.dev_en[..split], max_len, "English dev data")?;
     let cap = |rows: &[TaggedSentence]| rows.len().min(cfg.finetune.max_eval.unwrap_or(usize::MAX));
     let mut eval_items = BTreeMap::new();
+    let mut script_notes = Vec::new();
     for lang in langs {
         let rows = match data.eval.get(lang) {
             // A synthetic language (`enx`): English's evaluation sentences, rewritten (none of the selection ones).
@@ -271,11 +278,23 @@ pub fn run_ner(
             }
             None => return Err(Error::Invalid(format!("no NER evaluation data was read for '{lang}'"))),
         };
+        // PAN-X zh in simplified script when the config asks for it (see `zh_script`): the same sentences and tags.
+        let converted;
+        let rows = match cfg.zh_script {
+            Some(ZhScript::Simplified) if lang == ZH => {
+                let mut copy = rows.to_vec();
+                script_notes.push(zh_script::to_simplified(&mut copy)?.note(lang));
+                converted = copy;
+                &converted[..]
+            }
+            _ => rows,
+        };
         let mut enc = WordEncoder::new(backbone.tokenizer(lang)?, lang);
         eval_items.insert(lang.clone(), encode_sentences(&mut enc, rows, max_len, &format!("PAN-X dev {lang}"))?);
     }
     let pad = backbone.pad()?;
-    let TaskModel { backbone, vs, info: model_info, notes } = model;
+    let TaskModel { backbone, vs, info: model_info, mut notes } = model;
+    notes.extend(script_notes);
     let mut ft = NerFinetune::new(backbone, vs, pad, compute, cfg)?;
     let outcome = ft.train(&train, &dev, TRAIN_LANG, cfg, progress)?;
     let mut eval = BTreeMap::new();
