@@ -28,7 +28,7 @@
 //! - [`tasks`]: zero-shot transfer — NLI, NER, dependency parsing, frozen classifiers, word alignment — and one
 //!   request → result entry point with its cache ([`tasks::run`]).
 //! - [`jobs`]: the units of work a figure needs (pre-training, fine-tuning, figure), their ids and costs.
-//! - [`figures`]: the registry of figure ids → scripts and the papers' references.
+//! - [`figures`]: the figure registry: each figure's study, title, what it tests, data, models and cost; its script.
 //! - [`script`]: the Rhai runtime (one namespace per file), figure records, rendering, `REPRODUCTION.md`.
 //! - [`grid`]: a figure as a graph of cached jobs (plan, one job, local workers, Slurm).
 pub mod analysis;

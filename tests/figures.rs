@@ -56,6 +56,7 @@ fn every_figure_script_runs_at_smoke_scale_and_re_renders_from_its_json() {
         let json = out.join(format!("{}.json", f.id));
         let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         assert_eq!(rec["id"], f.id);
+        assert_eq!(rec["title"], f.title, "{}: the record's title is the registry's", f.id);
         assert!(rec["caption"].as_str().unwrap().contains("smoke"), "{}: caption states the scale", f.id);
         assert_eq!(rec["provenance"]["scale"], "smoke");
         assert!(!rec["provenance"]["revision"].as_str().unwrap().is_empty());

@@ -18,6 +18,9 @@ pub struct ScriptEnv {
     pub compute: Compute,
     /// The figure id (or the script's file stem for `crossling run`).
     pub figure: String,
+    /// The registry's title when the script is a registered figure's own (`scripts/ID.rhai`): the record's title,
+    /// which `results::title` may not contradict. `None` for any other script (and in planning runs).
+    pub registered_title: Option<&'static str>,
     /// The only folder the script's outputs go to.
     pub out_dir: PathBuf,
     /// Folder searched by `import "lib/…"` (the `scripts/` folder).
@@ -88,6 +91,7 @@ mod tests {
             seed: 1,
             compute: Compute::cpu(),
             figure: "t".into(),
+            registered_title: None,
             out_dir: PathBuf::from("/tmp/out"),
             scripts_dir: PathBuf::from("scripts"),
             fresh: false,

@@ -2,7 +2,7 @@
 //! specs. Everything lands in the run's [`FigureRecord`](super::record::FigureRecord).
 //!
 //! ```rhai
-//! results::title("Linear CKA per layer");
+//! results::title("Linear CKA per layer");   // a script of one's own; a registered figure's is the registry's
 //! results::value("en-fr", [0.91, 0.83]);     // any number, string, array or map
 //! results::paper("avg", 0.74);
 //! results::substitution("XNLI dev sentences replace the study's back-translated paraphrases");
@@ -186,8 +186,16 @@ pub fn module(session: &Session) -> Module {
         })
     });
     let s = session.clone();
+    // A registered figure's title is the registry's (the runner sets it): a script of one may not say otherwise.
     m.set_native_fn("title", move |ctx: NativeCallContext, t: &str| {
         native(&ctx, || {
+            if let Some(title) = s.env.registered_title.filter(|title| *title != t) {
+                return Err(rhai_err(format!(
+                    "results::title: {}'s title is the registry's, \"{title}\" (src/figures/registry.rs); drop this \
+                     call or change the title there",
+                    s.env.figure
+                )));
+            }
             s.with_record(|r| r.title = t.to_string());
             Ok(())
         })
@@ -241,6 +249,7 @@ mod tests {
             seed: 1,
             compute: crate::device::Compute::cpu(),
             figure: "f".into(),
+            registered_title: None,
             out_dir: dir.path().join("out"),
             scripts_dir: dir.path().to_path_buf(),
             fresh: false,
@@ -266,6 +275,33 @@ mod tests {
         });
         std::fs::write(&p, "results::get(\"missing\")").unwrap();
         assert!(run_file(&s, &p).unwrap_err().to_string().contains("no value 'missing'"));
+    }
+
+    #[test]
+    fn a_registered_figure_keeps_the_registry_title() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Session::new(ScriptEnv {
+            scale: crate::Scale::Smoke,
+            seed: 1,
+            compute: crate::device::Compute::cpu(),
+            figure: "fig7".into(),
+            registered_title: crate::figures::find("fig7").map(|f| f.title),
+            out_dir: dir.path().join("out"),
+            scripts_dir: dir.path().to_path_buf(),
+            fresh: false,
+            models_dir: dir.path().join("models"),
+            given_models: Default::default(),
+            log: RunLog::default(),
+        })
+        .unwrap();
+        let p = dir.path().join("s.rhai");
+        std::fs::write(&p, "results::title(\"Linear CKA per layer\")").unwrap();
+        let e = run_file(&s, &p).unwrap_err().to_string();
+        assert!(e.contains("fig7's title is the registry's") && e.contains("src/figures/registry.rs"), "{e}");
+        let title = crate::figures::info("fig7").unwrap().title;
+        std::fs::write(&p, format!("results::title(\"{title}\")")).unwrap();
+        let _ = run_file(&s, &p).unwrap();
+        s.with_record(|r| assert_eq!(r.title, title));
     }
 
     #[test]

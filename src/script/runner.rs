@@ -65,6 +65,8 @@ impl RunOptions {
             seed,
             compute: self.compute,
             figure: id.to_string(),
+            // Set by the runner, which knows the script (crate::figures::registered_run).
+            registered_title: None,
             out_dir: self.out_dir.clone(),
             scripts_dir: self.scripts_dir.clone(),
             fresh: self.fresh,
@@ -171,8 +173,12 @@ pub(crate) fn finish_record(
         )));
     }
     record.caption = with_seeds_note(&record.caption, &seeds);
-    if record.title.is_empty() {
-        record.title = crate::figures::info(id).map(|f| f.title.to_string()).unwrap_or_else(|_| id.to_string());
+    // A registered figure's record has the registry's title (results::title refuses another); any other script's is
+    // its own, else its id.
+    if let Some(title) = crate::figures::registered_run(&opts.scripts_dir, id, script).map(|f| f.title) {
+        record.title = title.to_string();
+    } else if record.title.is_empty() {
+        record.title = id.to_string();
     }
     let p = &mut record.provenance;
     p.revision = started.revision;
@@ -248,7 +254,8 @@ pub(crate) fn refuse_other_scale(path: &Path, scale: Scale, force: bool) -> Resu
 /// One run of `script` at `seed`: its record (models and data in the provenance, the rest filled by the caller)
 /// and its log lines.
 fn run_once(script: &Path, id: &str, opts: &RunOptions, seed: u64) -> (Result<FigureRecord>, Vec<String>) {
-    let env = opts.env(id, seed, RunLog::default());
+    let mut env = opts.env(id, seed, RunLog::default());
+    env.registered_title = crate::figures::registered_run(&opts.scripts_dir, id, script).map(|f| f.title);
     let session = match Session::new(env.clone()) {
         Ok(s) => s,
         Err(e) => return (Err(e), Vec::new()),

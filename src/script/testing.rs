@@ -20,6 +20,7 @@ pub fn session(dir: &Path) -> Session {
         seed: 42,
         compute: crate::device::Compute::cpu(),
         figure: "demo".into(),
+        registered_title: None,
         out_dir: dir.join("out"),
         scripts_dir: dir.to_path_buf(),
         fresh: false,
