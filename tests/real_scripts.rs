@@ -1,7 +1,8 @@
-//! The scripts that run the studies' analyses on a pretrained encoder (`scripts/real/*.rhai`: sentence, word, language, transfer; `--model real=…`) end
-//! to end at `smoke` scale on the real mirror, with a tiny random Hugging Face BERT (tests/reference/hf_bert.py) as
-//! the encoder: each writes a record whose claims carry checks and verdicts, and names the model it read.
-//! The committed e5-small records (`figures/real/e5-small/`) are made the same way with `--model real=e5-small`.
+//! The scripts that run the studies' analyses on a pretrained encoder (`scripts/real/*.rhai`: sentence, word,
+//! language, transfer; `--model real=…`), and liu-table4 with `--model mbert=…`, end to end at `smoke` scale on the
+//! real mirror, with a tiny random Hugging Face BERT (tests/reference/hf_bert.py) as the encoder: each writes a record
+//! whose claims carry checks and verdicts, and names the model it read. The committed e5-small records
+//! (`figures/real/e5-small/`) are made the same way with `--model real=e5-small` (`mbert=e5-small`).
 mod common;
 
 use std::path::Path;
@@ -57,4 +58,24 @@ fn real_model_scripts_run_at_smoke_scale_on_a_given_encoder() {
         assert_eq!(given, model.display().to_string(), "{name}: the record names the model it read");
         assert!(out.join(format!("{name}.png")).is_file(), "{name}: no image");
     }
+    // Liu Table 4 on a given encoder: the figure itself with `--model mbert=…` (its fine-tuning budget for a given
+    // encoder, the embeddings frozen in both rows, stated in a substitution).
+    let model = w.join("hf/st");
+    let out = w.join("out-table4");
+    let o = Command::new(env!("CARGO_BIN_EXE_crossling"))
+        .args(["figure", "liu-table4", "--scale", "smoke", "--out", out.to_str().unwrap()])
+        .arg("--model")
+        .arg(format!("mbert={}", model.display()))
+        .env("CROSSLING_DATA", &data)
+        .env("CROSSLING_OFFLINE", "1")
+        .env("CROSSLING_CACHE", w.join("cache"))
+        .env("CROSSLING_MODELS", w.join("models"))
+        .output()
+        .expect("run crossling");
+    assert!(o.status.success(), "liu-table4: {}", text(&o));
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("liu-table4.json")).unwrap()).unwrap();
+    let subs = record["substitutions"].to_string();
+    assert!(subs.contains("embeddings frozen in both rows"), "liu-table4 states the given encoder's budget: {subs}");
+    assert_eq!(record["provenance"]["models"]["mbert"]["given"].as_str(), Some(model.to_str().unwrap()));
 }

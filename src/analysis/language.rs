@@ -129,6 +129,24 @@ pub fn shifted_hidden(
     shift: &Tensor,
     alpha: f64,
 ) -> Result<Tensor> {
+    let mut out = shifted_hiddens(model, input_ids, attention_mask, lang, layer, shift, &[alpha])?;
+    Ok(out.remove(0))
+}
+
+/// [`shifted_hidden`] at each of `alphas`: the layers up to `layer` run once, the layers above it once per weight
+/// (element i is `shifted_hidden(…, alphas[i])`, the same operations on the same input).
+///
+/// # Shapes
+/// `input_ids`, `attention_mask`: `[batch, seq]`; `shift`: `[hidden]` → one `[batch, seq, hidden]` per weight
+pub fn shifted_hiddens(
+    model: &MlmModel,
+    input_ids: &Tensor,
+    attention_mask: Option<&Tensor>,
+    lang: &str,
+    layer: usize,
+    shift: &Tensor,
+    alphas: &[f64],
+) -> Result<Vec<Tensor>> {
     let enc = &model.encoder;
     let n_layers = enc.layers.len();
     if layer > n_layers {
@@ -140,9 +158,12 @@ pub fn shifted_hidden(
     }
     // The encoder's own split pass, so a pre-LN encoder's final LayerNorm comes where its forward puts it: after the
     // last layer, and before the shift when `layer` = L (the hidden state the means were taken of).
-    let delta = shift.to_device(input_ids.device()).to_kind(Kind::Float) * alpha; // [hidden]
+    let direction = shift.to_device(input_ids.device()).to_kind(Kind::Float); // [hidden]
     let bottom = enc.forward_until(input_ids, attention_mask, lang, layer, false)?; // [batch, seq, hidden]
-    enc.forward_from(&(bottom + delta), layer, attention_mask, lang, false)
+    alphas
+        .iter()
+        .map(|&alpha| enc.forward_from(&(&bottom + &direction * alpha), layer, attention_mask, lang, false))
+        .collect()
 }
 
 /// The arg-max token at every position, never one of `excluded` (the special tokens).

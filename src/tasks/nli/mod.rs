@@ -27,7 +27,7 @@ pub mod transfer;
 use serde::{Deserialize, Serialize};
 use tch::{nn, nn::Module, nn::VarStore, Kind, Tensor};
 
-use crate::analysis::language::shifted_hidden;
+use crate::analysis::language::{shifted_hidden, shifted_hiddens};
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::features::batch::padded;
@@ -286,6 +286,40 @@ impl NliFinetune {
         Ok(pred.iter().zip(items).map(|(&p, it)| p == it.label).collect())
     }
 
+    /// [`NliFinetune::hits_with`] at each weight of `alphas` for one shift `vector` at `layer`: per batch the layers
+    /// up to `layer` run once and the layers above it once per weight, so a grid of α costs one bottom pass (the
+    /// outcomes are those of one `hits_with` call per α: the same batches and operations). Element i: `alphas[i]`.
+    pub fn hits_per_alpha(
+        &self,
+        items: &[NliItem],
+        lang: &str,
+        batch_tokens: usize,
+        layer: usize,
+        vector: &Tensor,
+        alphas: &[f64],
+    ) -> Result<Vec<Vec<bool>>> {
+        let lens: Vec<usize> = items.iter().map(|it| it.ids.len()).collect();
+        let mut hits = vec![vec![false; items.len()]; alphas.len()];
+        for batch in crate::features::batch::length_batches(&lens, batch_tokens) {
+            let rows: Vec<&[i64]> = batch.iter().map(|&i| items[i].ids.as_slice()).collect();
+            let (ids, mask, _) = padded(&rows, self.pad, self.compute.device);
+            let classes = tch::no_grad(|| {
+                self.compute.forward(|| -> Result<Vec<Tensor>> {
+                    let lasts = shifted_hiddens(&self.model, &ids, Some(&mask), lang, layer, vector, alphas)?;
+                    Ok(lasts.iter().map(|h| self.classifier.forward(h, false).argmax(-1, false)).collect())
+                })
+            })?;
+            for (a, c) in classes.iter().enumerate() {
+                let best = Vec::<i64>::try_from(c.to_device(tch::Device::Cpu))
+                    .map_err(|e| Error::Invalid(format!("reading predictions: {e}")))?;
+                for (&i, &k) in batch.iter().zip(&best) {
+                    hits[a][i] = k as usize == items[i].label;
+                }
+            }
+        }
+        Ok(hits)
+    }
+
     /// Fine-tunes on `train` (language `lang`), selects the state with the best accuracy on `dev` and leaves the
     /// weights in that state (see the module docs). Holds [`crate::device::torch_rng_lock`] while it runs.
     pub fn train(
@@ -378,6 +412,27 @@ mod tests {
         assert!(last < 0.5 * first, "loss {first} → {last}");
         // The kept state is the best dev state: evaluating again gives its accuracy.
         assert_eq!(ft.accuracy(&dev, "en", 512).unwrap(), out.best_dev_score);
+    }
+
+    /// The α grid in one bottom pass gives, weight by weight, the outcomes of one shifted evaluation per weight.
+    #[test]
+    fn hits_per_alpha_match_one_shifted_evaluation_per_alpha() {
+        let (model, vs) = tiny(SharingPlan::default());
+        let c = cfg(1e-3, 1);
+        let ft = NliFinetune::new(model, vs, 0, Compute::cpu(), &c).unwrap();
+        let items = synthetic(90, 6);
+        let vector = Tensor::randn([32], (Kind::Float, tch::Device::Cpu));
+        let alphas = [0.0, 0.5, 2.0, 8.0];
+        for layer in [0, 1, 2] {
+            let grid = ft.hits_per_alpha(&items, "en", 128, layer, &vector, &alphas).unwrap();
+            assert_eq!(grid.len(), alphas.len());
+            for (&alpha, hits) in alphas.iter().zip(&grid) {
+                let shift = Shift { layer, vector: vector.shallow_clone(), alpha };
+                assert_eq!(hits, &ft.hits_with(&items, "en", 128, Some(&shift)).unwrap(), "layer {layer}, α {alpha}");
+            }
+            // A large shift changes some outcomes, so the comparison above is not between identical evaluations.
+            assert_ne!(grid[0], grid[3], "layer {layer}");
+        }
     }
 
     fn values(vs: &VarStore) -> HashMap<String, Tensor> {

@@ -418,11 +418,11 @@ fn mds_evaluate(
     let hits = |items: &[NliItem], shift: Option<&Shift>| -> Result<ItemScores> {
         Ok(ItemScores::hits(&ft.hits_with(items, lang, cfg.finetune.eval_batch_tokens, shift)?))
     };
+    let per_alpha = ft.hits_per_alpha(sel, lang, cfg.finetune.eval_batch_tokens, layer, &vector, &m.alphas)?;
     let mut selection = Vec::with_capacity(m.alphas.len());
     let mut selection_items = Vec::with_capacity(m.alphas.len());
-    for &alpha in &m.alphas {
-        let shift = Shift { layer, vector: vector.shallow_clone(), alpha };
-        let h = hits(sel, Some(&shift))?;
+    for (&alpha, h) in m.alphas.iter().zip(per_alpha) {
+        let h = ItemScores::hits(&h);
         selection.push((alpha, h.estimate()));
         selection_items.push(h);
     }
