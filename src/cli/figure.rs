@@ -69,7 +69,7 @@ pub struct RunArgs {
     #[arg(long)]
     force: bool,
     /// A model for scripts that accept one, as NAME=DIR (e.g. mbert=/models/bert-base-multilingual-cased) or
-    /// NAME=REGISTRY-NAME (e.g. real=e5-small, fetched by `crossling models fetch`); repeatable.
+    /// NAME=REGISTRY-NAME (e.g. real=e5-small, fetched into the model cache on first use); repeatable.
     #[arg(long = "model")]
     models: Vec<String>,
 }

@@ -63,11 +63,12 @@ pub struct LoadedModel {
 
 impl LoadedModel {
     /// Opens a crossling checkpoint, a crossling run folder or a Hugging Face encoder folder on `device`; a
-    /// registry name (`e5-small`, [`super::registry`]) that is not a folder here opens the fetched model.
+    /// registry name (`e5-small`, [`super::registry`]) that is not a folder here opens the registry's copy, fetched
+    /// first when the model cache has none (not with `CROSSLING_OFFLINE`).
     pub fn open(dir: &Path, device: Device) -> Result<LoadedModel> {
         if !dir.exists() {
             if let Some(name) = dir.to_str().filter(|n| super::registry::is_registry_name(n)) {
-                return LoadedModel::open(&super::registry::installed(name)?, device);
+                return LoadedModel::open(&super::registry::available(name)?, device);
             }
         }
         if !dir.is_dir() {

@@ -122,10 +122,20 @@ pub fn installed(name: &str) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// A model argument: a registry name (fetched) → its folder; anything else is taken as a path.
+/// The folder of entry `name`, fetched first when the model cache has no copy, as a data file missing from the mirror
+/// and the cache is downloaded; with `CROSSLING_OFFLINE` set a missing entry is the one-line error of [`fetch`].
+pub fn available(name: &str) -> Result<PathBuf> {
+    if installed(name).is_ok() {
+        return folder(name);
+    }
+    fetch(name, crate::data::resolve::offline())
+}
+
+/// A model argument: a registry name (fetched when missing, see [`available`]) → its folder; anything else is taken
+/// as a path.
 pub fn resolve(arg: &str) -> Result<PathBuf> {
     if is_registry_name(arg) && !Path::new(arg).exists() {
-        installed(arg)
+        available(arg)
     } else {
         Ok(PathBuf::from(arg))
     }
