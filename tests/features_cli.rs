@@ -1,7 +1,7 @@
 //! `crossling features` and `crossling export` on a tiny crossling checkpoint: ragged layout (shapes, offsets,
 //! word indices), layer 0 = the embedding output, every layer = an unbatched forward pass, metadata, refusals
 //! (empty file, over-long line without --truncate), an export that loads back with the same outputs, pooled
-//! features (`--pool`) that feed `crossling analyse`, and `crossling analyse lang` (means of language, MDS grid).
+//! features (`--pool`) that feed `crossling analyse` as written (`--layer`, every layer), and `crossling analyse lang` (means of language, MDS grid).
 mod common;
 
 use std::collections::HashMap;
@@ -164,6 +164,26 @@ fn pooled_features_are_means_of_the_ragged_rows_and_feed_analyse() {
     assert_eq!(v["src_to_tgt"]["accuracy_by_index"].as_f64(), Some(1.0), "{v}");
     let r = run(&["analyse", "cka", &format!("{}#hidden_states[3]", pooled.display()), &layer], d);
     assert!(!r.status.success() && common::text(&r).contains("out of range"), "{}", common::text(&r));
+
+    // The files as `features` wrote them: the hidden states by default, --layer picks one, retrieve runs every layer.
+    let p = pooled.to_str().unwrap();
+    let r = run(&["analyse", "cka", p, p, "--layer", "2"], d);
+    assert!(r.status.success(), "{}", common::text(&r));
+    assert!((String::from_utf8_lossy(&r.stdout).trim().parse::<f64>().unwrap() - 1.0).abs() < 1e-9);
+    let r = run(&["analyse", "retrieve", "--src", p, "--tgt", p, "--method", "nn"], d);
+    assert!(r.status.success(), "{}", common::text(&r));
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert_eq!(out.lines().filter(|l| l.starts_with("layer ")).count(), 6, "two directions × 3 layers: {out}");
+    let r = run(&["analyse", "retrieve", "--src", p, "--tgt", p, "--method", "nn", "--layer", "1", "--json"], d);
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!((v["layer"].as_i64(), v["tgt_to_src"]["accuracy_by_index"].as_f64()), (Some(1), Some(1.0)), "{v}");
+    let r = run(&["analyse", "align", "--src", p, "--tgt", p], d);
+    assert!(!r.status.success() && common::text(&r).contains("--layer"), "{}", common::text(&r));
+    let r = run(&["analyse", "cka", p, p, "--layer", "3"], d);
+    assert!(!r.status.success() && common::text(&r).contains("layers 0 to 2"), "{}", common::text(&r));
+    // Token rows against sentence rows: the error says how to get one row per line.
+    let r = run(&["analyse", "cka", ragged.to_str().unwrap(), p, "--layer", "1"], d);
+    assert!(!r.status.success() && common::text(&r).contains("--pool sentence"), "{}", common::text(&r));
 
     let bad =
         run(&["features", "--model", c, "--text", t, "--lang", "en", "--out", "x.safetensors", "--pool", "max"], d);

@@ -199,7 +199,12 @@ fn st_kind(file: &Path, dtype: &str) -> Result<Kind> {
     })
 }
 
-/// Read one tensor of a `.safetensors` file in its stored kind: the one named, or the only one.
+/// The tensor a `.safetensors` file gives when none is named: its only one, else `hidden_states` when it holds one
+/// (what `crossling features` writes, beside its offsets and ids).
+pub const DEFAULT_TENSOR: &str = "hidden_states";
+
+/// Read one tensor of a `.safetensors` file in its stored kind: the one named, else the only one or
+/// [`DEFAULT_TENSOR`].
 pub fn read_safetensors(file: &Path, name: Option<&str>) -> Result<Tensor> {
     let bytes = std::fs::read(file).map_err(|e| Error::io(file, e))?;
     if bytes.len() < 8 {
@@ -218,12 +223,15 @@ pub fn read_safetensors(file: &Path, name: Option<&str>) -> Result<Tensor> {
             .map(|(k, _)| k)
             .ok_or_else(|| Error::format_file(file, format!("no tensor named '{n}'; the file holds {names:?}")))?,
         None if names.len() == 1 => names[0],
-        None => {
-            return Err(Error::format_file(
-                file,
-                format!("holds {} tensors {names:?}; name one (FILE.safetensors#NAME)", names.len()),
-            ))
-        }
+        None => match header.get_key_value(DEFAULT_TENSOR) {
+            Some((k, _)) => k,
+            None => {
+                return Err(Error::format_file(
+                    file,
+                    format!("holds {} tensors {names:?}; name one (FILE.safetensors#NAME)", names.len()),
+                ))
+            }
+        },
     };
     let entry: StEntry = serde_json::from_value(header[key].clone())
         .map_err(|e| Error::format_file(file, format!("tensor '{key}': bad header entry: {e}")))?;
@@ -476,6 +484,11 @@ mod tests {
         let one = dir.path().join("one.safetensors");
         write_safetensors(&one, &[("x", &a.get(1).to_kind(Kind::Double))]).unwrap();
         assert_eq!(read_matrix(one.to_str().unwrap()).unwrap().kind(), Kind::Double);
+        // A features file: hidden_states beside offsets, read without a name.
+        let feats = dir.path().join("feats.safetensors");
+        let offsets = Tensor::from_slice(&[0i64, 2, 3]);
+        write_safetensors(&feats, &[("hidden_states", &a), ("offsets", &offsets)]).unwrap();
+        assert!(read_stack(feats.to_str().unwrap()).unwrap().equal(&a));
     }
 
     #[test]

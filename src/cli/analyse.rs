@@ -1,7 +1,8 @@
 //! `crossling analyse`: CKA between representations, Procrustes alignment on a dictionary, and word or sentence
 //! retrieval with P@1/5/10 and MRR in both directions (`analyse lang`, means of language and MDS, is in
-//! `analyse_lang`). Matrices are `.npy` or `.safetensors` (`FILE#NAME` picks a tensor); word and sentence lists are
-//! text files, one entry per line, in row order.
+//! `analyse_lang`). Matrices are `.npy` or `.safetensors` (`FILE#NAME` picks a tensor; a file of `crossling features`
+//! gives its `hidden_states`, a layer stack `[layers, rows, dim]`, and `--layer L` picks one of its layers); word and
+//! sentence lists are text files, one entry per line, in row order.
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use crossling::analysis::{
@@ -48,9 +49,12 @@ pub struct CkaArgs {
     /// RBF bandwidth: σ² = threshold² × median squared distance.
     #[arg(long, default_value_t = 1.0)]
     threshold: f64,
-    /// For stacks: only matching layers (CKA(X_l, Y_l)).
+    /// For stacks: only matching layers (CKA(X_l, Y_l)), one line each.
     #[arg(long)]
     diagonal: bool,
+    /// For stacks: layer L of both (one number).
+    #[arg(long, conflicts_with = "diagonal")]
+    layer: Option<i64>,
     #[arg(long)]
     json: bool,
 }
@@ -78,6 +82,9 @@ struct Spaces {
     /// Normalization applied to both spaces first: comma-separated center, unit, iter, iter:N.
     #[arg(long, default_value = "none")]
     norm: String,
+    /// Layer L of layer stacks [layers, rows, dim] (a `crossling features` file; 0 is the embedding output).
+    #[arg(long)]
+    layer: Option<i64>,
 }
 
 #[derive(Args)]
@@ -156,17 +163,31 @@ fn run_cka(a: CkaArgs) -> Result<()> {
     let y = arrays::read_array(&a.y)?;
     let (dx, dy) = (x.dim(), y.dim());
     let out = match (dx, dy) {
-        (2, 2) => {
-            let (x, y) = (arrays::read_matrix(&a.x)?, arrays::read_matrix(&a.y)?);
+        (2, 2) | (3, 3) if a.layer.is_some() || dx == 2 => {
+            let (x, y) = (read_rows(&a.x, a.layer)?, read_rows(&a.y, a.layer)?);
             if x.size()[0] != y.size()[0] {
-                bail!("{} has shape {:?} and {} has shape {:?}: CKA needs the same rows", a.x, x.size(), a.y, y.size());
+                bail!(
+                    "{} has shape {:?} and {} has shape {:?}: CKA needs the same rows{}",
+                    a.x,
+                    x.size(),
+                    a.y,
+                    y.size(),
+                    ROWS_HINT
+                );
             }
-            json!({ "kind": name, "threshold": a.threshold, "cka": cka::cka(&x, &y, kind)? })
+            json!({ "kind": name, "threshold": a.threshold, "layer": a.layer, "cka": cka::cka(&x, &y, kind)? })
         }
         (3, 3) => {
             let (x, y) = (arrays::read_stack(&a.x)?, arrays::read_stack(&a.y)?);
             if x.size()[1] != y.size()[1] {
-                bail!("{} has shape {:?} and {} has shape {:?}: CKA needs the same rows", a.x, x.size(), a.y, y.size());
+                bail!(
+                    "{} has shape {:?} and {} has shape {:?}: CKA needs the same rows{}",
+                    a.x,
+                    x.size(),
+                    a.y,
+                    y.size(),
+                    ROWS_HINT
+                );
             }
             if a.diagonal {
                 json!({ "kind": name, "threshold": a.threshold, "diagonal": cka::cka_diagonal(&x, &y, kind)? })
@@ -202,6 +223,34 @@ fn run_cka(a: CkaArgs) -> Result<()> {
     Ok(())
 }
 
+/// What a row-count mismatch adds: a `features` file without pooling holds one row per token.
+const ROWS_HINT: &str = " (a `crossling features` file holds one row per token unless written with `--pool sentence`, \
+                         one row per line)";
+
+/// A representation as a matrix `[rows, dim]`: the file's matrix, or layer `layer` of its layer stack
+/// `[layers, rows, dim]` (a stack without a layer is an error that says to pick one).
+fn read_rows(spec: &str, layer: Option<i64>) -> Result<Tensor> {
+    let Some(l) = layer else {
+        let t = arrays::read_array(spec)?;
+        if t.dim() == 3 {
+            bail!("{spec} holds a layer stack {:?} [layers, rows, dim]: pick a layer with --layer L", t.size());
+        }
+        return Ok(arrays::read_matrix(spec)?);
+    };
+    let stack = arrays::read_stack(spec)?;
+    let n = stack.size()[0];
+    if !(0..n).contains(&l) {
+        bail!("--layer {l}: {spec} holds layers 0 to {} (shape {:?})", n - 1, stack.size());
+    }
+    Ok(stack.get(l))
+}
+
+/// The number of layers of a layer stack `[layers, rows, dim]`; `None` for a matrix.
+fn stack_layers(spec: &str) -> Result<Option<i64>> {
+    let t = arrays::read_array(spec)?;
+    Ok((t.dim() == 3).then(|| t.size()[0]))
+}
+
 /// One entry per line (trimmed, NFC); the count must equal the matrix rows.
 fn read_list(path: &Path, rows: i64, matrix: &str, shape: &[i64]) -> Result<Vec<String>> {
     let text = crossling::data::text_file::read_to_string(path)?;
@@ -220,9 +269,9 @@ struct Loaded {
     residuals: (normalize::Residual, normalize::Residual),
 }
 
-fn load(s: &Spaces) -> Result<Loaded> {
-    let src = arrays::read_matrix(&s.src)?;
-    let tgt = arrays::read_matrix(&s.tgt)?;
+fn load(s: &Spaces, layer: Option<i64>) -> Result<Loaded> {
+    let src = read_rows(&s.src, layer)?;
+    let tgt = read_rows(&s.tgt, layer)?;
     let src_words = s.src_words.as_deref().map(|p| read_list(p, src.size()[0], &s.src, &src.size())).transpose()?;
     let tgt_words = s.tgt_words.as_deref().map(|p| read_list(p, tgt.size()[0], &s.tgt, &tgt.size())).transpose()?;
     let norm: Normalization = s.norm.parse()?;
@@ -291,18 +340,19 @@ fn flat_pairs(d: &IndexedDict) -> Vec<(i64, i64)> {
 fn parallel_rows(spaces: &Spaces, l: &Loaded, src_rows: i64) -> Result<i64> {
     if src_rows != l.tgt.size()[0] {
         bail!(
-            "without --dict rows are parallel, but {} has shape {:?} and {} has shape {:?}",
+            "without --dict rows are parallel, but {} has shape {:?} and {} has shape {:?}{}",
             spaces.src,
             l.src.size(),
             spaces.tgt,
-            l.tgt.size()
+            l.tgt.size(),
+            ROWS_HINT
         );
     }
     Ok(src_rows)
 }
 
 fn run_align(a: AlignArgs) -> Result<()> {
-    let l = load(&a.spaces)?;
+    let l = load(&a.spaces, a.spaces.layer)?;
     let (train, n_sources, n_oov) = match &a.dict {
         Some(path) => {
             let words = l.src_words.is_some() || l.tgt_words.is_some();
@@ -395,8 +445,43 @@ fn direction_json(
     })
 }
 
+/// Retrieval at `--layer`, or at every layer (one line each) when both inputs are layer stacks and none is given.
 fn run_retrieve(a: RetrieveArgs) -> Result<()> {
-    let l = load(&a.spaces)?;
+    let every = match (a.spaces.layer, stack_layers(&a.spaces.src)?, stack_layers(&a.spaces.tgt)?) {
+        (None, Some(n), Some(m)) if n == m => Some(n),
+        (None, Some(n), Some(m)) => bail!(
+            "{} holds {n} layers and {} holds {m}: give --layer L, or two stacks of the same depth",
+            a.spaces.src,
+            a.spaces.tgt
+        ),
+        _ => None,
+    };
+    let Some(n) = every else {
+        let report = retrieve(&a, a.spaces.layer)?;
+        if a.json {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        } else {
+            print_retrieval(&report, "");
+        }
+        return Ok(());
+    };
+    let mut layers = Vec::new();
+    for layer in 0..n {
+        let report = retrieve(&a, Some(layer))?;
+        if !a.json {
+            print_retrieval(&report, &format!("layer {layer:>2} "));
+        }
+        layers.push(report);
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&json!({ "layers": layers }))?);
+    }
+    Ok(())
+}
+
+/// Retrieval in both directions at one layer (`None`: the inputs are matrices): the report as JSON.
+fn retrieve(a: &RetrieveArgs, layer: Option<i64>) -> Result<serde_json::Value> {
+    let l = load(&a.spaces, layer)?;
     let method = Method::parse(&a.method, a.k, a.beta)?;
     let src = match &a.map {
         Some(m) => {
@@ -432,16 +517,16 @@ fn run_retrieve(a: RetrieveArgs) -> Result<()> {
     drop(fwd);
     let bwd = Scorer::new(&l.tgt, &src, method, opts)?;
     let backward = direction_json(&bwd, bwd_dict.as_ref(), l.src_words.as_deref(), a.bootstrap, a.seed)?;
-    let report = json!({ "method": method, "src_to_tgt": forward, "tgt_to_src": backward });
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(());
-    }
+    Ok(json!({ "method": method, "layer": layer, "src_to_tgt": forward, "tgt_to_src": backward }))
+}
+
+/// The text form of a retrieval report, each line after `prefix`.
+fn print_retrieval(report: &serde_json::Value, prefix: &str) {
     for (name, v) in [("src→tgt", &report["src_to_tgt"]), ("tgt→src", &report["tgt_to_src"])] {
         if let Some(p) = v.get("precision").and_then(|p| p.as_array()) {
             let p: Vec<f64> = p.iter().filter_map(|x| x.as_f64()).collect();
             println!(
-                "{name}: P@1 {:.2}  P@5 {:.2}  P@10 {:.2}  MRR {:.4}  ({} of {} source words, coverage {:.3})",
+                "{prefix}{name}: P@1 {:.2}  P@5 {:.2}  P@10 {:.2}  MRR {:.4}  ({} of {} source words, coverage {:.3})",
                 100.0 * p[0],
                 100.0 * p[1],
                 100.0 * p[2],
@@ -458,18 +543,23 @@ fn run_retrieve(a: RetrieveArgs) -> Result<()> {
                         ci[k]["high"].as_f64().unwrap_or(0.0)
                     )
                 };
-                println!("  95% bootstrap: P@1 {}  P@5 {}  P@10 {}  MRR {}", r("p1"), r("p5"), r("p10"), r("mrr"));
+                println!(
+                    "{prefix}  95% bootstrap: P@1 {}  P@5 {}  P@10 {}  MRR {}",
+                    r("p1"),
+                    r("p5"),
+                    r("p10"),
+                    r("mrr")
+                );
             }
         } else {
             let by_text =
                 v["accuracy_by_text"].as_f64().map(|t| format!("  by text {:.2}", 100.0 * t)).unwrap_or_default();
             println!(
-                "{name}: accuracy by index {:.2}{by_text}  MRR {:.4}  ({} rows)",
+                "{prefix}{name}: accuracy by index {:.2}{by_text}  MRR {:.4}  ({} rows)",
                 100.0 * v["accuracy_by_index"].as_f64().unwrap_or(f64::NAN),
                 v["mrr"].as_f64().unwrap_or(f64::NAN),
                 v["n"]
             );
         }
     }
-    Ok(())
 }
