@@ -18,10 +18,13 @@ use super::common::{
 #[derive(Subcommand)]
 pub enum BenchAnalysisCommand {
     /// Linear-CKA layer × layer grid against Kornblith's numpy function applied pair by pair.
+    #[command(after_help = "Example:\n  crossling bench cka --threads 2")]
     Cka(BenchCkaArgs),
     /// CSLS top-k for every source row against a blocked MUSE-style PyTorch implementation.
+    #[command(after_help = "Example:\n  crossling bench csls --threads 2")]
     Csls(BenchCslsArgs),
     /// Sentence features of every layer (mean-pooled) against Hugging Face transformers on the same model.
+    #[command(after_help = "Example:\n  crossling bench features --threads 2")]
     Features(super::features::BenchFeaturesArgs),
 }
 

@@ -1,7 +1,8 @@
 //! `crossling bench features`: sentence-feature extraction — every layer's hidden states, mean-pooled over each
 //! sentence's tokens without [CLS]/[SEP] ([`crossling::features::pooled_layers`], what the figure scripts run) —
 //! against Hugging Face `transformers` on the very same model (`src/bench/reference/bench_features.py` creates a random
-//! `BertForMaskedLM`, saves it, and crossling imports that folder), the same sentences and threads.
+//! `BertForMaskedLM`, saves it, and crossling imports that folder; with `--model NAME|DIR` both load that BERT folder
+//! instead, e.g. the registry's e5-small), the same sentences and threads.
 //!
 //! Sentences are random ids with lengths drawn from a seeded log-normal (median 22 subwords + 2 specials, cut to
 //! [4, 126]: the shape of XNLI sentences). The reference is timed on crossling's own length-sorted batches (the ratio
@@ -30,6 +31,10 @@ pub struct BenchFeaturesArgs {
     /// with a pair's vocabulary at that scale (`Pretraining::at`: 8,000 at cpu, 64,000 at paper).
     #[arg(long, value_enum, default_value_t = Scale::Cpu)]
     shape: Scale,
+    /// A pretrained BERT instead of a random one of --shape: a registry name (e5-small) or a Hugging Face BertModel /
+    /// BertForMaskedLM folder; both sides load it (sentences of random ids over its vocabulary).
+    #[arg(long, conflicts_with = "shape")]
+    model: Option<String>,
     /// Sentences to encode (default: 4,000 for cpu, 1,000 for paper).
     #[arg(long)]
     sentences: Option<usize>,
@@ -85,9 +90,18 @@ pub fn run(a: BenchFeaturesArgs) -> Result<()> {
         Scale::Cpu => 4_000,
         Scale::Paper => 1_000,
     };
-    let vocab = Pretraining::at(a.shape).vocab;
-    let cfg = ModelConfig::at(a.shape, vocab, Vec::<String>::new());
-    let n = a.sentences.unwrap_or(n_default);
+    // The model both sides run: a random BERT of the shape, created by the reference, or a given pretrained folder.
+    let given = a.model.as_deref().map(crossling::model::registry::resolve).transpose()?;
+    let cfg = match &given {
+        Some(dir) => crossling::model::hf::import::import_hf(dir, tch::Device::Cpu)?.config,
+        None => ModelConfig::at(a.shape, Pretraining::at(a.shape).vocab, Vec::<String>::new()),
+    };
+    let vocab = cfg.vocab_size;
+    let shape = match &a.model {
+        Some(m) => m.clone(),
+        None => a.shape.to_string(),
+    };
+    let n = a.sentences.unwrap_or(if given.is_some() { 2_000 } else { n_default });
     if n == 0 {
         bail!("--sentences must be at least 1");
     }
@@ -119,7 +133,7 @@ pub fn run(a: BenchFeaturesArgs) -> Result<()> {
     {
         arrays::write_npy(&p(name), &Tensor::from_slice(v))?;
     }
-    let model_dir = p("model");
+    let model_dir = given.clone().unwrap_or_else(|| p("model"));
     let mut args: Vec<String> =
         [&model_dir, &p("ids.npy"), &p("offsets.npy"), &p("batches.npy"), &p("batch_offsets.npy"), &p("ref.npy")]
             .iter()
@@ -128,6 +142,9 @@ pub fn run(a: BenchFeaturesArgs) -> Result<()> {
     args.extend(model_flags(&cfg, t, a.common.seed as usize));
     args.extend(["--fixed-batch".to_string(), a.fixed_batch.to_string()]);
     args.extend(["--device".to_string(), device_name(dev)]);
+    if given.is_some() {
+        args.push("--pretrained".to_string());
+    }
     if !a.common.json {
         eprintln!("transformers: creating the model, then timing {n} sentences ({tokens} tokens) …");
     }
@@ -150,7 +167,7 @@ pub fn run(a: BenchFeaturesArgs) -> Result<()> {
     let same = reference["same_batches_seconds"].as_f64().unwrap_or(f64::NAN);
     let fixed = reference["fixed_batches_seconds"].as_f64().unwrap_or(f64::NAN);
     let report = json!({
-        "bench": "features", "shape": a.shape, "layers": cfg.layers, "hidden": cfg.hidden, "heads": cfg.heads,
+        "bench": "features", "shape": shape, "layers": cfg.layers, "hidden": cfg.hidden, "heads": cfg.heads,
         "vocab": vocab, "sentences": n, "tokens": tokens, "batch_tokens": a.batch_tokens, "batches": batches.len(),
         "threads": t, "device": device_name(dev),
         "crossling_seconds": secs, "crossling_cpu_seconds": cpu, "crossling_sentences_per_s": n as f64 / secs,
@@ -166,8 +183,7 @@ pub fn run(a: BenchFeaturesArgs) -> Result<()> {
         return Ok(());
     }
     println!(
-        "sentence features ({} shape: {} × {}, {} heads), {n} sentences, {tokens} tokens, every layer mean-pooled, {t} threads, {}",
-        a.shape,
+        "sentence features ({shape}: {} × {}, {} heads), {n} sentences, {tokens} tokens, every layer mean-pooled, {t} threads, {}",
         cfg.layers,
         cfg.hidden,
         cfg.heads,

@@ -4,7 +4,9 @@
 //! `train_with_selection`) — against the same head in PyTorch Python (`src/bench/reference/bench_finetune.py`: Hugging
 //! Face `BertModel` + `nn.Linear(hidden, 3)`, `clip_grad_norm_`, `torch.optim.Adam` without weight decay), on the
 //! very same model (the script creates a random `BertForMaskedLM`, saves it, and crossling imports that folder),
-//! the same classifier weights (the script writes them, crossling loads them), the same batches and threads.
+//! the same classifier weights (the script writes them, crossling loads them), the same batches and threads. With
+//! `--model NAME|DIR` both sides load that pretrained BERT folder instead (e.g. the registry's e5-small) and, as the
+//! real-model scripts fine-tune it, freeze its embeddings (`bert.embeddings` in PyTorch).
 //!
 //! Pairs are random ids `[CLS] premise [SEP] hypothesis [SEP]` with lengths drawn from seeded log-normals (medians
 //! 22 and 11 subwords, σ 0.5 in log space: the shape of MNLI / XNLI pairs), cut to the NLI preset's `max_len`
@@ -45,6 +47,10 @@ pub struct BenchFinetuneArgs {
     /// with a pair's vocabulary at that scale (`Pretraining::at`: 8,000 at cpu, 64,000 at paper).
     #[arg(long, value_enum, default_value_t = Scale::Cpu)]
     shape: Scale,
+    /// A pretrained BERT instead of a random one of --shape: a registry name (e5-small) or a Hugging Face BertModel /
+    /// BertForMaskedLM folder; both sides load it and freeze its embeddings (the NLI preset of the cpu shape).
+    #[arg(long, conflicts_with = "shape")]
+    model: Option<String>,
     /// Timed steps (default: 30 for cpu, 5 for paper).
     #[arg(long)]
     steps: Option<usize>,
@@ -104,6 +110,10 @@ fn mean(xs: &[f64]) -> f64 {
 
 /// The shape, settings and data both sides run.
 struct Setup {
+    /// The pretrained folder both sides load (`--model`); `None`: the reference creates a random model.
+    given: Option<std::path::PathBuf>,
+    /// What the report calls the model: the shape's scale, or the `--model` argument.
+    shape: String,
     vocab: usize,
     model: ModelConfig,
     nli: NliConfig,
@@ -122,9 +132,15 @@ impl Setup {
             Scale::Cpu => (30, 2),
             Scale::Paper => (5, 1),
         };
-        let vocab = Pretraining::at(a.shape).vocab;
-        let model = ModelConfig::at(a.shape, vocab, Vec::<String>::new());
+        let given = a.model.as_deref().map(crossling::model::registry::resolve).transpose()?;
+        let model = match &given {
+            Some(dir) => crossling::model::hf::import::import_hf(dir, tch::Device::Cpu)?.config,
+            None => ModelConfig::at(a.shape, Pretraining::at(a.shape).vocab, Vec::<String>::new()),
+        };
+        let vocab = model.vocab_size;
+        let shape = a.model.clone().unwrap_or_else(|| a.shape.to_string());
         let mut nli = NliConfig::at(a.shape);
+        nli.finetune.freeze_embeddings = given.is_some();
         (nli.finetune.batch_size, nli.finetune.seed) = (a.batch, a.common.seed as u64);
         let (steps, warmup) = (a.steps.unwrap_or(steps_default), a.warmup.unwrap_or(warmup_default));
         if steps == 0 || a.batch == 0 {
@@ -135,7 +151,7 @@ impl Setup {
         tch::set_num_threads(threads as i32);
         let dev = device(&a.common)?;
         let items = pairs((a.check + warmup + steps) * a.batch, vocab, max_len, a.common.seed as u64);
-        Ok(Setup { vocab, model, nli, steps, warmup, max_len, threads, dev, items })
+        Ok(Setup { given, shape, vocab, model, nli, steps, warmup, max_len, threads, dev, items })
     }
 
     fn batches(&self, a: &BenchFinetuneArgs) -> Vec<&[NliItem]> {
@@ -169,8 +185,9 @@ fn run_pytorch(a: &BenchFinetuneArgs, s: &Setup, dir: &std::path::Path) -> Resul
     for (name, v) in [("ids.npy", &flat), ("offsets.npy", &offsets), ("labels.npy", &labels)] {
         arrays::write_npy(&p(name), &Tensor::from_slice(v))?;
     }
+    let model_dir = s.given.clone().unwrap_or_else(|| p("model"));
     let mut args: Vec<String> =
-        [&p("model"), &p("head_weight.npy"), &p("head_bias.npy"), &p("ids.npy"), &p("offsets.npy"), &p("labels.npy")]
+        [&model_dir, &p("head_weight.npy"), &p("head_bias.npy"), &p("ids.npy"), &p("offsets.npy"), &p("labels.npy")]
             .iter()
             .map(|x| x.display().to_string())
             .collect();
@@ -182,6 +199,9 @@ fn run_pytorch(a: &BenchFinetuneArgs, s: &Setup, dir: &std::path::Path) -> Resul
     let f = &s.nli.finetune;
     args.extend(["--lr".into(), f.lr.to_string(), "--clip".into(), f.clip_norm.to_string()]);
     args.extend(["--device".to_string(), device_name(s.dev)]);
+    if s.given.is_some() {
+        args.push("--pretrained".to_string());
+    }
     if !a.common.json {
         eprintln!("pytorch: creating the model, then {} + {} untimed and {} timed steps …", a.check, s.warmup, s.steps);
     }
@@ -191,7 +211,8 @@ fn run_pytorch(a: &BenchFinetuneArgs, s: &Setup, dir: &std::path::Path) -> Resul
 /// Imports the reference's model and head from `dir` and runs the same steps through crossling's task optimiser.
 fn run_crossling(a: &BenchFinetuneArgs, s: &Setup, dir: &std::path::Path) -> Result<Measured> {
     let dev = s.dev;
-    let imported = crossling::model::hf::import::import_hf(&dir.join("model"), dev)?;
+    let model_dir = s.given.clone().unwrap_or_else(|| dir.join("model"));
+    let imported = crossling::model::hf::import::import_hf(&model_dir, dev)?;
     let compute = Compute::on(dev, Precision::Fp32)?;
     let ft = NliFinetune::new(imported.model, imported.vs, 0, compute, &s.nli)?;
     tch::no_grad(|| -> Result<()> {
@@ -298,7 +319,7 @@ pub fn run(a: BenchFinetuneArgs) -> Result<()> {
         pytorch[key] = reference[key].clone();
     }
     let report = json!({
-        "bench": "finetune", "shape": a.shape, "layers": cfg.layers, "hidden": cfg.hidden, "heads": cfg.heads,
+        "bench": "finetune", "shape": s.shape, "frozen_embeddings": s.nli.finetune.freeze_embeddings, "layers": cfg.layers, "hidden": cfg.hidden, "heads": cfg.heads,
         "vocab": s.vocab, "batch": a.batch, "check_steps": a.check, "warmup": s.warmup, "steps": s.steps,
         "pairs": pairs, "tokens": tokens, "padded_tokens": padded_tokens, "max_len": s.max_len,
         "lr": f.lr, "clip_norm": f.clip_norm, "dropout": cfg.dropout, "threads": s.threads,

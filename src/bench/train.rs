@@ -32,10 +32,13 @@ use tch::{Device, Kind};
 #[derive(Subcommand)]
 pub enum BenchCommand {
     /// Training tokens/s of crossling vs PyTorch eager (same model, batch, threads), FLOP/s vs a measured peak.
+    #[command(after_help = "Example:\n  crossling bench train --threads 2")]
     Train(TrainBenchArgs),
     /// NLI fine-tuning pairs/s of crossling's task head vs the same head in PyTorch (same model, batches, threads).
+    #[command(after_help = "Example:\n  crossling bench finetune --threads 2")]
     Finetune(super::finetune::BenchFinetuneArgs),
     /// word2vec training words/s and quality of crossling vs gensim (same sentences, settings and threads).
+    #[command(after_help = "Example:\n  crossling bench word2vec --threads 2")]
     Word2vec(super::word2vec::BenchWord2vecArgs),
 }
 

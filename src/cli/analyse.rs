@@ -22,12 +22,24 @@ use unicode_normalization::UnicodeNormalization;
 #[derive(Subcommand)]
 pub enum AnalyseCommand {
     /// CKA between two matrices [n, d] (one number) or two layer stacks [L, n, d] (layer × layer grid).
+    #[command(
+        after_help = "Example:\n  crossling analyse cka en.safetensors fr.safetensors --diagonal   (two `features --pool sentence` files of parallel lines; --layer L for one layer)"
+    )]
     Cka(CkaArgs),
     /// Fit a map from source to target embeddings on a dictionary (orthogonal Procrustes by default).
+    #[command(
+        after_help = "Example:\n  crossling analyse align --src en.safetensors --tgt fr.safetensors --layer 8 --out w.npy"
+    )]
     Align(AlignArgs),
     /// Retrieval in both directions: word translation with a dictionary, else row i ↔ row i (sentences).
+    #[command(
+        after_help = "Example:\n  crossling analyse retrieve --src en.safetensors --tgt fr.safetensors   (every layer, one line each)"
+    )]
     Retrieve(RetrieveArgs),
     /// Means of language per layer, the mean-difference shift, and MDS token translation (Liu et al. 2020, §4).
+    #[command(
+        after_help = "Example:\n  crossling analyse lang --model e5-small --src en --corpus-src en.txt --tgt fr --corpus-tgt fr.txt"
+    )]
     Lang(super::analyse_lang::LangArgs),
 }
 

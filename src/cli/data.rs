@@ -10,14 +10,19 @@ use std::path::PathBuf;
 #[derive(Subcommand)]
 pub enum DataCommand {
     /// List every dataset: id, languages, files, size, licence, and where its files were found.
+    #[command(after_help = "Example:\n  crossling data list")]
     List(ListArgs),
     /// Check the sha256 of every file of the given datasets (all when none given); exits non-zero on any mismatch.
+    #[command(after_help = "Example:\n  crossling data verify tatoeba muse")]
     Verify(IdsArgs),
     /// Download the given datasets into the cache (files already in the mirror or cache are kept), then verify.
+    #[command(after_help = "Example:\n  crossling data fetch tatoeba")]
     Fetch(FetchArgs),
     /// Documents / sentences / tokens / characters per language of the given datasets.
+    #[command(after_help = "Example:\n  crossling data stats eltec-en eltec-fr")]
     Stats(StatsArgs),
     /// Build a per-language pre-training corpus (one sentence per line, train/validation split) from datasets.
+    #[command(after_help = "Example:\n  crossling data corpus --lang fr --dataset eltec-fr --out corpora")]
     Corpus(CorpusArgs),
 }
 

@@ -25,6 +25,7 @@ pub struct PlanArgs {
 #[derive(Subcommand)]
 pub enum JobCommand {
     /// Run one job of a plan into the shared cache (idempotent; safe to re-run after a kill).
+    #[command(after_help = "Example:\n  crossling job run --plan plan.json ID   (ID: one of the plan file's job ids)")]
     Run {
         /// The job id (see the plan file or `grid status`).
         id: String,
@@ -36,6 +37,7 @@ pub enum JobCommand {
 #[derive(Subcommand)]
 pub enum GridCommand {
     /// Run a plan on this machine: ready jobs in parallel worker processes, in dependency order.
+    #[command(after_help = "Example:\n  crossling grid run plan.json --workers 2")]
     Run {
         plan: PathBuf,
         /// Parallel job processes.
@@ -49,6 +51,9 @@ pub enum GridCommand {
         gpus: Vec<usize>,
     },
     /// Submit a plan to Slurm: one job array per dependency level, chained by afterok.
+    #[command(
+        after_help = "Example:\n  crossling grid submit --slurm plan.json --partition gpu --time 04:00:00   (--dry-run: write the sbatch scripts only)"
+    )]
     Submit {
         plan: PathBuf,
         /// Required: the executor (Slurm is the one there is).
@@ -71,6 +76,7 @@ pub enum GridCommand {
         dry_run: bool,
     },
     /// What is done, running (with Slurm), failed and pending.
+    #[command(after_help = "Example:\n  crossling grid status plan.json")]
     Status { plan: PathBuf },
 }
 

@@ -6,14 +6,18 @@ use crossling::model::registry;
 #[derive(Subcommand)]
 pub enum ModelsCommand {
     /// Every registry entry: name, whether it is fetched, what it is, its source, licence and caveats.
+    #[command(after_help = "Example:\n  crossling models list")]
     List,
     /// Fetch a model into the model cache and check it (no-op when it is there).
     ///
     /// Example: `crossling models fetch e5-small` (then `crossling features --model e5-small …`).
+    #[command(after_help = "Example:\n  crossling models fetch e5-small")]
     Fetch { name: String },
     /// Print the folder of a fetched model (an error saying how to fetch it when it is not there).
+    #[command(after_help = "Example:\n  crossling models path e5-small")]
     Path { name: String },
     /// Check every file of a fetched model against the sha256 recorded when it was fetched.
+    #[command(after_help = "Example:\n  crossling models verify e5-small")]
     Verify { name: String },
 }
 

@@ -14,15 +14,19 @@ use crossling::tasks::run::{JsonMap, TaskKind};
 pub enum TaskCommand {
     /// Zero-shot NLI: fine-tune on English MNLI (best epoch by a held-out English dev set), report XNLI dev accuracy
     /// for each language.
+    #[command(after_help = "Example:\n  crossling task nli --model runs/en-fr/best --langs fr --scale cpu")]
     Nli(NliArgs),
     /// Zero-shot NER: fine-tune a BIO tagger on English PAN-X (best state by English dev span F1), report PAN-X dev
     /// span F1 for each language.
+    #[command(after_help = "Example:\n  crossling task ner --model runs/en-fr/best --langs fr --scale cpu")]
     Ner(super::task_ner::NerArgs),
     /// Zero-shot dependency parsing: a biaffine parser fine-tuned on English UD (best state by English dev LAS),
     /// UAS / LAS on the GSD test set of each language.
+    #[command(after_help = "Example:\n  crossling task parse --model runs/en-fr/best --langs fr --scale cpu")]
     Parse(super::task_parse::ParseArgs),
     /// Zero-shot NLI with one classifier (BiLSTM-max + MLP) trained on English MNLI on top of a frozen
     /// representation: the model's layers, or static vectors of its tokens (--vectors); XNLI dev accuracy per language.
+    #[command(after_help = "Example:\n  crossling task nli-frozen --model runs/en-fr/best --langs fr --scale cpu")]
     NliFrozen(super::task_frozen::FrozenNliArgs),
 }
 

@@ -11,6 +11,7 @@ use crossling::wordvec::training_text::{read_run_corpus, Unit};
 #[derive(Subcommand)]
 pub enum WordvecCommand {
     /// Train static vectors on a run folder's training corpora (`corpora/LANG.train.txt`).
+    #[command(after_help = "Example:\n  crossling wordvec train --run runs/en-fr --kind fasttext --out en-fr.vec")]
     Train(TrainArgs),
 }
 

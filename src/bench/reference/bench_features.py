@@ -10,11 +10,13 @@ Two loops are timed over the same sentences:
   the model code alone;
 - `fixed_batches`: the usual transformers loop, batches of `--fixed-batch` sentences in input order, each padded
   to its longest sentence.
-One batch of each is run untimed first. Writes the pooled features of the first loop to OUT.npy
+One batch of each is run untimed first. With `--pretrained` MODEL_DIR is an existing BERT folder (e.g. crossling's
+e5-small), loaded with `AutoModel.from_pretrained` (SDPA attention, no pooler) instead of a random model. Writes the pooled features of the first loop to OUT.npy
 ([layers + 1, sentences, hidden], float32) and prints one JSON line with the timings.
 
 Usage: bench_features.py MODEL_DIR IDS.npy OFFSETS.npy BATCHES.npy BATCH_OFFSETS.npy OUT.npy --layers L --hidden D
        --heads H --ffn F --vocab V --max-positions P --threads T --seed S [--fixed-batch 32] [--device cpu]
+       [--pretrained]
 """
 
 import argparse
@@ -24,6 +26,7 @@ import time
 import numpy as np
 import torch
 import transformers
+from transformers import AutoModel
 from random_bert import add_shape_flags, random_bert  # src/bench/reference/, the script's folder
 
 
@@ -65,10 +68,18 @@ def main():
     add_shape_flags(p)
     p.add_argument("--fixed-batch", type=int, default=32)
     p.add_argument("--device", default="cpu")
+    p.add_argument("--pretrained", action="store_true")
     a = p.parse_args()
     device = torch.device(a.device)
-    model = random_bert(a).eval()
-    bert = model.bert.to(device)
+    if a.pretrained:
+        torch.set_num_threads(a.threads)
+        bert = AutoModel.from_pretrained(a.model_dir, attn_implementation="sdpa", add_pooling_layer=False)
+        bert = bert.to(torch.float32).eval().to(device)
+        attn = bert.config._attn_implementation
+    else:
+        model = random_bert(a).eval()
+        bert = model.bert.to(device)
+        attn = model.config._attn_implementation
 
     ids, offsets = np.load(a.ids), np.load(a.offsets)
     seqs = [ids[offsets[i] : offsets[i + 1]] for i in range(len(offsets) - 1)]
@@ -98,7 +109,7 @@ def main():
     print(json.dumps({
         "same_batches_seconds": same, "fixed_batches_seconds": naive, "fixed_batch": a.fixed_batch,
         "sentences": n, "tokens": tokens, "threads": torch.get_num_threads(),
-        "attn_implementation": model.config._attn_implementation, "torch": torch.__version__, "transformers": transformers.__version__,
+        "attn_implementation": attn, "torch": torch.__version__, "transformers": transformers.__version__,
     }))
 
 

@@ -14,9 +14,12 @@ The batches are consecutive slices of the pairs in IDS.npy / OFFSETS.npy / LABEL
 weights, same batches), then `--warmup` untimed steps and `--steps` timed steps, dropout on. Prints one JSON line
 with the timings, CPU seconds (`time.process_time`), losses and versions.
 
+With `--pretrained` MODEL_DIR is an existing BERT folder (e.g. crossling's e5-small), loaded with
+`AutoModel.from_pretrained` (SDPA attention, no pooler), its embeddings frozen, instead of a random model.
+
 Usage: bench_finetune.py MODEL_DIR HEAD_WEIGHT.npy HEAD_BIAS.npy IDS.npy OFFSETS.npy LABELS.npy --layers L
        --hidden D --heads H --ffn F --vocab V --max-positions P --threads T --seed S --batch B --check C
-       --warmup W --steps N --lr LR [--clip 1.0] [--device cpu]
+       --warmup W --steps N --lr LR [--clip 1.0] [--device cpu] [--pretrained]
 """
 
 import argparse
@@ -27,6 +30,7 @@ import numpy as np
 import torch
 import transformers
 from torch import nn
+from transformers import AutoModel
 from random_bert import add_shape_flags, random_bert  # src/bench/reference/, the script's folder
 
 
@@ -55,9 +59,19 @@ def main():
     p.add_argument("--lr", type=float, required=True)
     p.add_argument("--clip", type=float, default=1.0)
     p.add_argument("--device", default="cpu")
+    p.add_argument("--pretrained", action="store_true")
     a = p.parse_args()
     device = torch.device(a.device)
-    model = random_bert(a)
+    if a.pretrained:
+        torch.set_num_threads(a.threads)
+        torch.manual_seed(a.seed)
+        bert = AutoModel.from_pretrained(a.model_dir, attn_implementation="sdpa", add_pooling_layer=False)
+        bert = bert.to(torch.float32)
+        bert.embeddings.requires_grad_(False)
+        config = bert.config
+    else:
+        model = random_bert(a)
+        bert, config = model.bert, model.config
     head = nn.Linear(a.hidden, 3)
     with torch.no_grad():
         head.weight.normal_(0.0, 0.02)
@@ -65,9 +79,9 @@ def main():
     np.save(a.head_weight, head.weight.detach().numpy())
     np.save(a.head_bias, head.bias.detach().numpy())
 
-    bert, head = model.bert.to(device), head.to(device)
-    dropout = nn.Dropout(model.config.hidden_dropout_prob)
-    params = list(bert.parameters()) + list(head.parameters())
+    bert, head = bert.to(device), head.to(device)
+    dropout = nn.Dropout(config.hidden_dropout_prob)
+    params = [q for q in bert.parameters() if q.requires_grad] + list(head.parameters())
     opt = torch.optim.Adam(params, lr=a.lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0)
 
     ids, offsets, labels = np.load(a.ids), np.load(a.offsets), np.load(a.labels)
@@ -106,7 +120,7 @@ def main():
     print(json.dumps({
         "seconds": seconds, "cpu_seconds": cpu, "step_seconds": times, "losses": losses,
         "check_losses": [c[0] for c in check], "check_grad_norms": [c[1] for c in check],
-        "threads": torch.get_num_threads(), "attn_implementation": model.config._attn_implementation,
+        "threads": torch.get_num_threads(), "attn_implementation": config._attn_implementation,
         "trainable_parameters": sum(q.numel() for q in params),
         "torch": torch.__version__, "transformers": transformers.__version__,
     }))
