@@ -6,7 +6,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
 use common::{mirror, text};
 
@@ -18,8 +18,8 @@ fn real_model_scripts_run_at_smoke_scale_on_a_given_encoder() {
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
     common::run_reference(&py, "hf_bert.py", &["create", w.join("hf").to_str().unwrap()]);
-    // language.rhai takes means of language over non-special tokens: a byte-level BPE (RoBERTa) reads every
-    // script, where the tiny WordPiece would read Russian and Chinese as [UNK] only.
+    // language.rhai and liu-table4 (its shift) take means of language over non-special tokens: a byte-level BPE
+    // (RoBERTa) reads every script, where the tiny WordPiece would read Russian and Chinese as [UNK] only.
     let sentences = w.join("sentences.txt");
     std::fs::write(&sentences, "the cat sat\n").unwrap();
     common::run_reference(
@@ -35,16 +35,7 @@ fn real_model_scripts_run_at_smoke_scale_on_a_given_encoder() {
     ] {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scripts/real/{name}.rhai"));
         let out = w.join("out");
-        let o = Command::new(env!("CARGO_BIN_EXE_crossling"))
-            .args(["run", script.to_str().unwrap(), "--scale", "smoke", "--out", out.to_str().unwrap()])
-            .arg("--model")
-            .arg(format!("real={}", model.display()))
-            .env("CROSSLING_DATA", &data)
-            .env("CROSSLING_OFFLINE", "1")
-            .env("CROSSLING_CACHE", w.join("cache"))
-            .env("CROSSLING_MODELS", w.join("models"))
-            .output()
-            .expect("run crossling");
+        let o = crossling_at_smoke(w, &data, &["run", script.to_str().unwrap()], &out, "real", &model);
         assert!(o.status.success(), "{name}: {}", text(&o));
         let record: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join(format!("{name}.json"))).unwrap()).unwrap();
@@ -60,22 +51,28 @@ fn real_model_scripts_run_at_smoke_scale_on_a_given_encoder() {
     }
     // Liu Table 4 on a given encoder: the figure itself with `--model mbert=…` (its fine-tuning budget for a given
     // encoder, the embeddings frozen in both rows, stated in a substitution).
-    let model = w.join("hf/st");
+    let model = w.join("arch/RobertaModel-st");
     let out = w.join("out-table4");
-    let o = Command::new(env!("CARGO_BIN_EXE_crossling"))
-        .args(["figure", "liu-table4", "--scale", "smoke", "--out", out.to_str().unwrap()])
-        .arg("--model")
-        .arg(format!("mbert={}", model.display()))
-        .env("CROSSLING_DATA", &data)
-        .env("CROSSLING_OFFLINE", "1")
-        .env("CROSSLING_CACHE", w.join("cache"))
-        .env("CROSSLING_MODELS", w.join("models"))
-        .output()
-        .expect("run crossling");
+    let o = crossling_at_smoke(w, &data, &["figure", "liu-table4"], &out, "mbert", &model);
     assert!(o.status.success(), "liu-table4: {}", text(&o));
     let record: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("liu-table4.json")).unwrap()).unwrap();
     let subs = record["substitutions"].to_string();
     assert!(subs.contains("embeddings frozen in both rows"), "liu-table4 states the given encoder's budget: {subs}");
     assert_eq!(record["provenance"]["models"]["mbert"]["given"].as_str(), Some(model.to_str().unwrap()));
+}
+
+/// `crossling ARGS --scale smoke --out OUT --model ROLE=MODEL`, offline, with its caches under `w`.
+fn crossling_at_smoke(w: &Path, data: &Path, args: &[&str], out: &Path, role: &str, model: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_crossling"))
+        .args(args)
+        .args(["--scale", "smoke", "--out", out.to_str().unwrap()])
+        .arg("--model")
+        .arg(format!("{role}={}", model.display()))
+        .env("CROSSLING_DATA", data)
+        .env("CROSSLING_OFFLINE", "1")
+        .env("CROSSLING_CACHE", w.join("cache"))
+        .env("CROSSLING_MODELS", w.join("models"))
+        .output()
+        .expect("run crossling")
 }

@@ -222,6 +222,13 @@ pub fn language_means(
         let out = m.hidden_states(&ids, Some(&mask), lang)?;
         acc.add(&out.hidden_states, &content_mask(&ids, &mask, &specials))?;
     }
+    if acc.count() == 0 {
+        return Err(Error::Invalid(format!(
+            "mean of language {lang}: the {} texts hold no token that is not special or unknown: the tokenizer does \
+             not cover {lang} (a WordPiece vocabulary without its script reads it as [UNK])",
+            texts.len()
+        )));
+    }
     Ok((acc.means()?, set))
 }
 

@@ -160,6 +160,22 @@ pub fn run(cmd: AnalyseCommand) -> Result<()> {
     }
 }
 
+/// CKA compares representations of the same examples: `x` and `y` (matrices, or stacks) hold as many rows along
+/// dimension `rows_dim`.
+fn same_rows(a: &CkaArgs, x: &Tensor, y: &Tensor, rows_dim: usize) -> Result<()> {
+    if x.size()[rows_dim] != y.size()[rows_dim] {
+        bail!(
+            "{} has shape {:?} and {} has shape {:?}: CKA needs the same rows{}",
+            a.x,
+            x.size(),
+            a.y,
+            y.size(),
+            ROWS_HINT
+        );
+    }
+    Ok(())
+}
+
 fn run_cka(a: CkaArgs) -> Result<()> {
     let kind = match a.kind {
         CkaChoice::Linear => cka::CkaKind::Linear,
@@ -177,30 +193,12 @@ fn run_cka(a: CkaArgs) -> Result<()> {
     let out = match (dx, dy) {
         (2, 2) | (3, 3) if a.layer.is_some() || dx == 2 => {
             let (x, y) = (read_rows(&a.x, a.layer)?, read_rows(&a.y, a.layer)?);
-            if x.size()[0] != y.size()[0] {
-                bail!(
-                    "{} has shape {:?} and {} has shape {:?}: CKA needs the same rows{}",
-                    a.x,
-                    x.size(),
-                    a.y,
-                    y.size(),
-                    ROWS_HINT
-                );
-            }
+            same_rows(&a, &x, &y, 0)?;
             json!({ "kind": name, "threshold": a.threshold, "layer": a.layer, "cka": cka::cka(&x, &y, kind)? })
         }
         (3, 3) => {
             let (x, y) = (arrays::read_stack(&a.x)?, arrays::read_stack(&a.y)?);
-            if x.size()[1] != y.size()[1] {
-                bail!(
-                    "{} has shape {:?} and {} has shape {:?}: CKA needs the same rows{}",
-                    a.x,
-                    x.size(),
-                    a.y,
-                    y.size(),
-                    ROWS_HINT
-                );
-            }
+            same_rows(&a, &x, &y, 1)?;
             if a.diagonal {
                 json!({ "kind": name, "threshold": a.threshold, "diagonal": cka::cka_diagonal(&x, &y, kind)? })
             } else {

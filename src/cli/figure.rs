@@ -9,7 +9,7 @@ use crossling::device::{Compute, Precision};
 use crossling::figures::{self, FIGURES};
 use crossling::script::record::FigureRecord;
 use crossling::script::registry_files;
-use crossling::script::render::render_record;
+use crossling::script::render::render_record_as;
 use crossling::script::runner::{run_script, RunOptions};
 use crossling::Scale;
 
@@ -113,7 +113,7 @@ pub struct ScriptArgs {
 
 #[derive(Args)]
 pub struct PlotArgs {
-    /// Figure ids whose JSON to re-render.
+    /// Records to re-render: NAME reads NAME.json in the folder and writes NAME.png, NAME.md, … beside it.
     #[arg(required = true)]
     ids: Vec<String>,
     /// Folder holding ID.json (default: the project's figures/).
@@ -282,7 +282,7 @@ pub fn plot(a: PlotArgs) -> Result<()> {
     let out = a.out.unwrap_or_else(figures_dir);
     for id in &a.ids {
         let rec = FigureRecord::load(&out.join(format!("{id}.json")))?;
-        for f in render_record(&rec, &out)? {
+        for f in render_record_as(&rec, &out, id)? {
             println!("wrote {}", f.display());
         }
     }

@@ -4,7 +4,8 @@
 //! - [`env`](mod@env): `SCALE`, `SEED`, `DEVICE`, `FIGURE`, the outputs folder, the run log.
 //! - [`engine`]: the engine, `import` from `scripts/`, error mapping to script:line:column.
 //! - [`record`]: the `figures/ID.json` record with provenance; [`provenance`]: revision and timestamps.
-//! - [`runner`]: one script end to end (record, provenance, log, rendering); [`render`]: record → PNG/SVG/MD/CSV.
+//! - [`runner`]: one script end to end (record, provenance, log, rendering); [`render`]: record → PNG/SVG/MD/CSV;
+//!   [`generations`]: which generation of the `cpu` presets made a record's models (footers, REPRODUCTION.md).
 //! - [`reproduction`]: `REPRODUCTION.md` from the committed records (`crossling claims`); [`registry_files`]: README.md's
 //!   figure table and `notebooks/figures.json` from the figure registry and the records (`crossling figure list --write`).
 //! - [`handles`]: the opaque `Model` and `Features` types; [`ns_common`]: the run's `Session` and what every
@@ -16,6 +17,7 @@
 pub mod charts;
 pub mod engine;
 pub mod env;
+pub mod generations;
 pub mod handles;
 pub mod ns_align;
 pub mod ns_cka;

@@ -73,7 +73,8 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 /// The models of a record's provenance in a few words: trained MLMs grouped by shape (layers × hidden, heads)
 /// with their pre-training tokens (steps × batch × sequence length), then random encoders, static vectors and
-/// given checkpoints. `None` when the record used no model.
+/// given checkpoints, then the generation of the `cpu` presets that made them ([`super::generations::note`]). `None`
+/// when the record used no model.
 pub fn models_summary(models: &BTreeMap<String, Value>) -> Option<String> {
     let u = |v: &Value, path: &str| v.pointer(path).and_then(Value::as_u64);
     /// (layers, hidden, heads) of a model.
@@ -137,6 +138,7 @@ pub fn models_summary(models: &BTreeMap<String, Value>) -> Option<String> {
     if other > 0 {
         parts.push(plural(other, "other model", "other models"));
     }
+    parts.extend(super::generations::note(models.values()));
     (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
@@ -185,18 +187,24 @@ pub fn footer(record: &FigureRecord) -> Vec<String> {
     vec![first.join(" · "), second]
 }
 
-/// Writes every chart (with the record's [`footer`]) and table of `record` into `out_dir`; returns the files
-/// written.
+/// Writes every chart (with the record's [`footer`]) and table of `record` into `out_dir` under the record's id;
+/// returns the files written.
 pub fn render_record(record: &FigureRecord, out_dir: &Path) -> Result<Vec<PathBuf>> {
+    render_record_as(record, out_dir, &record.id)
+}
+
+/// [`render_record`] under the file stem `name` (`NAME.png`, `NAME-2.md`, …): a record kept under another name than
+/// its id (`figures/regime/emergence-4x128.json`, id `emergence`) re-renders beside its JSON, not over another's.
+pub fn render_record_as(record: &FigureRecord, out_dir: &Path, name: &str) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     let footer = footer(record);
     for (i, v) in record.charts.iter().enumerate() {
         let spec = chart_spec(v).map_err(|e| Error::Invalid(format!("{}: chart {}: {e}", record.id, i + 1)))?;
-        written.extend(crate::plot::render(&spec, &footer, &stem(out_dir, &record.id, i))?);
+        written.extend(crate::plot::render(&spec, &footer, &stem(out_dir, name, i))?);
     }
     for (i, v) in record.tables.iter().enumerate() {
         let table = table_spec(v).map_err(|e| Error::Invalid(format!("{}: table {}: {e}", record.id, i + 1)))?;
-        let s = stem(out_dir, &record.id, i);
+        let s = stem(out_dir, name, i);
         let (md, csv) = (s.with_extension("md"), s.with_extension("csv"));
         let mut text = table.to_markdown()?;
         text.push_str(&format!("\n{}\n", record.caption));
@@ -362,6 +370,17 @@ mod tests {
             models_summary(&masked).unwrap(),
             "4 MLMs: 4 layers × 128 wide, 4 heads, pre-trained on 6000 steps × 32 × 64 = 12M tokens, 12.5 % masked \
              or 6000 steps × 32 × 64 = 12M tokens, 15 % masked or 6000 steps × 32 × 64 = 12M tokens, 40 % masked"
+        );
+        // A preset's models name their generation of the cpu presets (src/script/generations.rs).
+        let mut preset = trained(4, 128, 4, 1500, 32, 64);
+        preset["config"]["train"]["model"]["dropout"] = serde_json::json!(0.1);
+        let old = BTreeMap::from([("default-en-fr".to_string(), preset)]);
+        assert!(
+            models_summary(&old)
+                .unwrap()
+                .ends_with(" · cpu presets: post-LN, until 2026-11-28 (older than the current mask40)"),
+            "{}",
+            models_summary(&old).unwrap()
         );
         // No model at all (the schematics): no model part.
         assert_eq!(models_summary(&BTreeMap::new()), None);
