@@ -151,7 +151,7 @@ impl Recorder {
 }
 
 /// The pre-training job of the cached (or future) model `model`, on a GPU when `gpu`.
-pub fn pretrain_job(model: &crate::train::zoo::CachedModel, gpu: bool) -> Job {
+pub fn pretrain_job(model: &crate::train::model_cache::CachedModel, gpu: bool) -> Job {
     Job {
         id: model_job_id(&model.label, &model.key),
         spec: JobSpec::Pretrain {
@@ -163,7 +163,7 @@ pub fn pretrain_job(model: &crate::train::zoo::CachedModel, gpu: bool) -> Job {
         cost_s: pretrain_cost(&model.config),
         threads: 1,
         gpu,
-        done: crate::train::zoo::is_trained(&model.dir, &model.config),
+        done: crate::train::model_cache::is_trained(&model.dir, &model.config),
     }
 }
 

@@ -3,8 +3,10 @@
 //! scale's 1,500 steps (`c::scale_note()`) for a multilingual model trained 4,500; the scripts now build that text
 //! from the model (`c::scale_note_of(m)`, `train::describe(m)`). The records listed in `PREDATE_THE_FIX` were made
 //! before and need trained models to remake; a record made since, or any new record, must agree.
+mod common;
+
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Records committed before captions were built from the models' configs (docs/studies/reading.md), by path under
 /// `figures/`. Remove an entry when its record is remade.
@@ -26,17 +28,6 @@ const PREDATE_THE_FIX: &[&str] = &[
     "regime/emergence-enx-4x128.json",
     "regime/emergence-preln.json",
 ];
-
-fn records(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("figures/ is readable").flatten() {
-        let p = entry.path();
-        if p.is_dir() {
-            records(&p, out);
-        } else if p.extension().is_some_and(|e| e == "json") {
-            out.push(p);
-        }
-    }
-}
 
 /// Every N of "pre-trained for N steps" in `caption` (N with thousands commas).
 fn stated_steps(caption: &str) -> Vec<u64> {
@@ -73,7 +64,7 @@ fn stated_steps_are_read_with_their_commas() {
 fn committed_captions_state_the_steps_their_models_trained() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("figures");
     let mut files = Vec::new();
-    records(&root, &mut files);
+    common::records(&root, &mut files);
     let mut wrong = Vec::new();
     let mut still_stale = Vec::new();
     for f in &files {
@@ -116,7 +107,7 @@ fn reads_traditional_zh(rec: &serde_json::Value) -> bool {
 fn committed_records_score_en_zh_ner_in_the_script_of_their_models() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("figures");
     let mut files = Vec::new();
-    records(&root, &mut files);
+    common::records(&root, &mut files);
     let mut wrong = Vec::new();
     let mut still_stale = Vec::new();
     for f in &files {

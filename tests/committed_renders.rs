@@ -3,25 +3,16 @@
 //! tables re-rendered (figures/emergence.md stated the 20M-token targets of the record before the one committed)
 //! fails here until `crossling plot --out DIR ID` is run. Images are left to `tests/figures.rs`, which checks that a
 //! re-render reproduces them on one machine (fonts may differ between machines).
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn records(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("figures/ is readable").flatten() {
-        let p = entry.path();
-        if p.is_dir() {
-            records(&p, out);
-        } else if p.extension().is_some_and(|e| e == "json") {
-            out.push(p);
-        }
-    }
-}
 
 #[test]
 fn committed_tables_are_what_their_json_renders() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("figures");
     let mut files = Vec::new();
-    records(&root, &mut files);
+    common::records(&root, &mut files);
     let work = tempfile::tempdir().unwrap();
     let mut checked = 0;
     let mut stale = Vec::new();

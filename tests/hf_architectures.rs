@@ -316,6 +316,34 @@ fn bert_model_layout_and_what_needs_the_head() {
     );
     assert!(e.contains("unexpected: 16 tensors — encoder.layer.* (16); first: encoder.layer.1.attention."), "{e}");
     assert!(e.lines().count() < 12, "a mismatch is a few lines, not one per tensor:\n{e}");
+
+    // A tokenizer with an id past the embedding table (an added token beyond config.json's vocab_size).
+    let wide = d.join("wide");
+    copy_dir(&bare, &wide);
+    let rows = serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(wide.join("config.json")).unwrap())
+        .unwrap()["vocab_size"]
+        .as_u64()
+        .unwrap();
+    let tj = wide.join("tokenizer.json");
+    let mut tok: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&tj).unwrap()).unwrap();
+    tok["added_tokens"].as_array_mut().unwrap().push(serde_json::json!({
+        "id": rows, "content": "[EXTRA]", "single_word": false, "lstrip": false, "rstrip": false,
+        "normalized": false, "special": true
+    }));
+    std::fs::write(&tj, tok.to_string()).unwrap();
+    let e = features(&wide);
+    assert!(e.contains(&format!("the tokenizer has {} ids", rows + 1)) && e.contains("would index past it"), "{e}");
+
+    // A weights file cut short: the error names the file; nothing is written.
+    let cut = d.join("cut");
+    copy_dir(&bare, &cut);
+    let weights = cut.join("model.safetensors");
+    let bytes = std::fs::read(&weights).unwrap();
+    std::fs::write(&weights, &bytes[..bytes.len() / 2]).unwrap();
+    let e = features(&cut);
+    assert!(e.contains(weights.to_str().unwrap()), "the error names the weights file: {e}");
+    assert!(e.lines().count() < 4, "one short error:\n{e}");
+    assert!(!out.exists(), "nothing written after a failed load");
 }
 
 #[test]

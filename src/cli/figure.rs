@@ -50,7 +50,7 @@ impl RunTarget {
             device: self.device.clone(),
             seed: self.seed,
             seeds: self.seeds,
-            models_dir: crossling::train::zoo::models_root(),
+            models_dir: crossling::train::model_cache::models_root(),
             out_dir,
             scripts_dir: figures::scripts_dir(),
         }
@@ -157,7 +157,7 @@ fn options(a: &RunArgs, default_out: PathBuf) -> Result<RunOptions> {
         given_models: given,
         seeds: t.seeds,
         force: a.force,
-        models_dir: crossling::train::zoo::models_root(),
+        models_dir: crossling::train::model_cache::models_root(),
     })
 }
 

@@ -158,7 +158,7 @@ pub(super) fn run_cli_task(
     let compute = Compute::resolve(&a.device, Precision::Auto)?;
     let catalog = load_catalog()?;
     let roots = DataRoots::from_env();
-    let models_dir = crossling::train::zoo::models_root();
+    let models_dir = crossling::train::model_cache::models_root();
     let model = CliModel::new(&a.model);
     let langs = a.langs.as_deref().map(parse_langs).transpose()?;
     let stack = stack.as_ref().map(|(plan, targets)| StackRequest {

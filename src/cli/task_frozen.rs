@@ -95,7 +95,7 @@ pub fn nli_frozen(a: FrozenNliArgs) -> Result<()> {
     let compute = Compute::resolve(&a.device, Precision::Auto)?;
     let catalog = super::task_common::load_catalog()?;
     let roots = DataRoots::from_env();
-    let models_dir = crossling::train::zoo::models_root();
+    let models_dir = crossling::train::model_cache::models_root();
     let langs = a.langs.as_deref().map(super::task_common::parse_langs).transpose()?;
     let model = super::task_common::CliModel::new(&a.model);
     let vectors = match &a.vectors {

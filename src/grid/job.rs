@@ -2,7 +2,7 @@
 //! (done, failed, pending) as the cache and the job markers say.
 //!
 //! A job checks that its dependencies are done, runs through the same library calls as the figure scripts (so it
-//! writes the very cache entries a script would read: [`crate::train::zoo::ensure_trained`],
+//! writes the very cache entries a script would read: [`crate::train::model_cache::ensure_trained`],
 //! [`crate::tasks::run::run_task`], [`crate::script::runner::run_script`]), then writes `MODELS/jobs/ID.done`. A
 //! failure writes `MODELS/jobs/ID.failed` with the error (removed when the job is run again) and nothing else.
 //! While it runs, `MODELS/jobs/ID.running` holds `HOST PID STARTED` ([`is_running`], for `grid status`).
@@ -106,7 +106,7 @@ fn execute(plan: &Plan, job: &Job, log: &dyn Fn(String)) -> Result<()> {
         JobSpec::Pretrain { label, key, config } => {
             let mut cfg = (**config).clone();
             cfg.train.device = compute.device_name();
-            let located = crate::train::zoo::locate(label, &cfg, &catalog, &plan.request.models_dir)?;
+            let located = crate::train::model_cache::locate(label, &cfg, &catalog, &plan.request.models_dir)?;
             if &located.key != key {
                 return Err(Error::Invalid(format!(
                     "job {}: the model's cache key is now {} (the data or the code changed since planning): make the \
@@ -115,14 +115,14 @@ fn execute(plan: &Plan, job: &Job, log: &dyn Fn(String)) -> Result<()> {
                 )));
             }
             log(format!("job {}: pre-training {label} into {}", job.id, located.dir.display()));
-            crate::train::zoo::ensure_trained(label, &cfg, &catalog, &roots, &plan.request.models_dir, false)?;
+            crate::train::model_cache::ensure_trained(label, &cfg, &catalog, &roots, &plan.request.models_dir, false)?;
             Ok(())
         }
         JobSpec::Task { task, model, options, axes, seed } => {
             let JobSpec::Pretrain { label, key, .. } = &plan.job(model)?.spec else {
                 return Err(Error::Invalid(format!("job {}: {model} is not a pre-training", job.id)));
             };
-            let dir = crate::train::zoo::folder(&plan.request.models_dir, label, key);
+            let dir = crate::train::model_cache::folder(&plan.request.models_dir, label, key);
             let folder = ModelFolder { name: label.clone(), dir };
             let (langs, train_data, overrides) = split_options(options.clone())?;
             let task: TaskKind = task.parse()?;

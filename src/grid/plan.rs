@@ -2,7 +2,7 @@
 //! planning mode, with their dependencies, estimated costs and resources (issue 27; see [`super`] for the format).
 //!
 //! **Planning mode.** The script runs as usual, except that `train::model` only locates its model in the cache
-//! ([`crate::train::zoo::locate`]) and records a pre-training job, and `task::run` / `task::grid` read only cached
+//! ([`crate::train::model_cache::locate`]) and records a pre-training job, and `task::run` / `task::grid` read only cached
 //! results ([`crate::tasks::run::TaskContext::cached_only`]) and record a fine-tuning job when there is none (returning
 //! `()` to the script). A model that is not trained yet is handed to the script at its future folder, so the first
 //! analysis that reads it fails (one interrupted midway too: opening a cached model checks that its run finished,

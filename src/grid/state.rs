@@ -47,7 +47,7 @@ impl JobClock {
 pub fn state_in(models_dir: &Path, job: &Job) -> JobState {
     let done = match &job.spec {
         JobSpec::Pretrain { label, key, config } => {
-            crate::train::zoo::is_trained(&crate::train::zoo::folder(models_dir, label, key), config)
+            crate::train::model_cache::is_trained(&crate::train::model_cache::folder(models_dir, label, key), config)
         }
         _ => marker_in(models_dir, &job.id, "done").is_file(),
     };

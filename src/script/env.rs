@@ -27,7 +27,7 @@ pub struct ScriptEnv {
     pub scripts_dir: PathBuf,
     /// Retrain / re-extract instead of using cached models and features.
     pub fresh: bool,
-    /// The model cache (see [`crate::train::zoo::models_root`]).
+    /// The model cache (see [`crate::train::model_cache::models_root`]).
     pub models_dir: PathBuf,
     /// Models given on the command line (`--model NAME=DIR`), for `model::given(NAME)`.
     pub given_models: std::collections::BTreeMap<String, PathBuf>,

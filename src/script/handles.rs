@@ -6,12 +6,12 @@ use std::sync::{Arc, Mutex};
 use rhai::Engine;
 use tch::Tensor;
 
-use crate::train::zoo::CachedModel;
+use crate::train::model_cache::CachedModel;
 
 /// Where a model's weights come from.
 #[derive(Debug, Clone)]
 pub enum ModelSource {
-    /// Trained by crossling and cached (see [`crate::train::zoo`]).
+    /// Trained by crossling and cached (see [`crate::train::model_cache`]).
     Cached(Box<CachedModel>),
     /// The architecture and tokenizer of another model with freshly initialised weights (the "Random" baseline
     /// of Emerging Figure 7).
@@ -40,7 +40,7 @@ impl ModelRef {
     /// An error unless a cached model (or the template of a `Random` one) has finished its pre-training.
     pub fn check_trained(&self) -> crate::error::Result<()> {
         match &self.source {
-            ModelSource::Cached(c) if !crate::train::zoo::is_trained(&c.dir, &c.config) => {
+            ModelSource::Cached(c) if !crate::train::model_cache::is_trained(&c.dir, &c.config) => {
                 Err(crate::error::Error::Invalid(format!(
                     "model {}: its pre-training has not finished ({})",
                     self.name,

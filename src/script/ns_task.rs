@@ -27,7 +27,7 @@
 //! Fractions: the score is exactly `scores[LANG]`; a figure adds `scale` and `chance`. With `mds` (NLI),
 //! `mds_items: #{ LANG: #{ test_without, test_with, selection: [SPEC per α] } }` lies beside `result.mds[LANG]`
 //! (`test_accuracy_without`, `test_accuracy_with`, `selection`). `task::grid` gives every run's `items` and
-//! `items_of_best` (see [`crate::tasks::grid`]).
+//! `items_of_best` (see [`crate::tasks::sweep`]).
 //! Results are cached in `$CROSSLING_MODELS/tasks/` by the model's weights and every resolved setting, so figures
 //! that share runs (table1 and fig3) fine-tune once; the CLI's `task` commands read the same cache. Scores are
 //! fractions: XNLI accuracy (`nli`), PAN-X span F1 (`ner`), LAS (`parse`, with UAS in `result`). The data files read
@@ -43,8 +43,8 @@ use super::handles::ModelRef;
 use super::ns_common::{json_of, native, options, rhai_err, with_context, Res, Session};
 use crate::error::{Error, Result};
 use crate::tasks::aligned_stack::StackPlan;
-use crate::tasks::grid::GridRun;
 use crate::tasks::run::{run_task, run_task_grid, OpenModel, StackRequest, TaskContext, TaskKind, TaskRequest};
+use crate::tasks::sweep::GridRun;
 
 /// Removes the stack options from `opts`: `None` when `stack_layer` is not given (the others are then errors);
 /// else the plan and the target models by language.
@@ -145,7 +145,7 @@ fn run_or_plan<T>(
     convert: impl FnOnce(T) -> Res<Dynamic>,
 ) -> Res<Dynamic> {
     let untrained = match (&session.plan, &model.source) {
-        (Some(_), super::handles::ModelSource::Cached(c)) => !crate::train::zoo::is_trained(&c.dir, &c.config),
+        (Some(_), super::handles::ModelSource::Cached(c)) => !crate::train::model_cache::is_trained(&c.dir, &c.config),
         _ => false,
     };
     let outcome = if untrained { Err(Error::NotCached(model.dir())) } else { compute() };

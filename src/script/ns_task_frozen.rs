@@ -20,8 +20,8 @@ use super::ns_common::{options, with_context};
 use super::ns_wordvec::StaticVectors;
 use crate::error::{Error, Result};
 use crate::model::ModelTokenizer;
-use crate::tasks::grid::GridRun;
 use crate::tasks::run_frozen::{run_frozen_nli_task, FrozenNliRequest, Representation};
+use crate::tasks::sweep::GridRun;
 
 /// Runs (or reads from the cache) the frozen-representation NLI of `rep` with the script options `opts`.
 pub fn run(session: &Session, rep: Dynamic, opts: &Map) -> Result<GridRun> {

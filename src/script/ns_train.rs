@@ -1,5 +1,5 @@
 //! `train::` and `model::` — the model zoo from scripts. Models are trained on first use at the run's `SCALE`
-//! and `SEED` and cached by a hash of everything that determines them ([`crate::train::zoo`]).
+//! and `SEED` and cached by a hash of everything that determines them ([`crate::train::model_cache`]).
 //!
 //! ```rhai
 //! let cfg = train::config(#{ preset: "sep-emb", langs: "en-fr" });  // the run config as a map (no training)
@@ -18,9 +18,9 @@ use rhai::{Dynamic, Map, Module, NativeCallContext};
 
 use super::handles::{ModelRef, ModelSource};
 use super::ns_common::{from_script, native, rhai_err, Res, Session};
+use crate::train::model_cache::ensure_trained;
 use crate::train::presets::Pretraining;
 use crate::train::request::{describe, describe_run, ModelRequest};
-use crate::train::zoo::ensure_trained;
 
 fn request_of(map: Map) -> Res<ModelRequest> {
     from_script(&Dynamic::from_map(map), "model request")
@@ -68,7 +68,7 @@ pub fn train_module(session: &Session) -> Module {
             if let Some(plan) = &s.plan {
                 // Planning mode: record the pre-training; the model is handed out at its cache folder, trained
                 // or not (the first analysis of an untrained one stops the planning run).
-                let cached = crate::train::zoo::locate(&label, &cfg, catalog, &s.env.models_dir)?;
+                let cached = crate::train::model_cache::locate(&label, &cfg, catalog, &s.env.models_dir)?;
                 let job = crate::jobs::pretrain_job(&cached, s.env.compute.device.is_cuda());
                 let trained = job.done;
                 plan.lock().map_err(|_| rhai_err("planning: the recorder is poisoned"))?.add(job);
@@ -100,7 +100,7 @@ fn describe_model(model: &ModelRef) -> String {
 
 /// Logs trained model `name` as ready and records it in the run's provenance: its data files, and its key, folder,
 /// checkpoint, weights' sha256 and config under `provenance.models[name]`.
-fn note_model(s: &Session, name: &str, cached: &crate::train::zoo::CachedModel) -> Res<()> {
+fn note_model(s: &Session, name: &str, cached: &crate::train::model_cache::CachedModel) -> Res<()> {
     s.env.log.push(format!("model {name}: ready in {}", cached.dir.display()));
     let files: Vec<(String, String)> = cached.data.iter().map(|(p, h)| (p.clone(), h.clone())).collect();
     s.note_data(&files);
@@ -180,7 +180,7 @@ fn corpus(s: &Session, model: &ModelRef) -> Res<Dynamic> {
     let ModelSource::Cached(cached) = &model.source else {
         return Err(rhai_err(format!("train::corpus: '{}' is not a model trained by train::model", model.name)));
     };
-    if s.plan.is_some() && !crate::train::zoo::is_trained(&cached.dir, &cached.config) {
+    if s.plan.is_some() && !crate::train::model_cache::is_trained(&cached.dir, &cached.config) {
         return Ok(Dynamic::UNIT);
     }
     let read = |path: &std::path::Path| -> Res<serde_json::Value> {
@@ -300,7 +300,7 @@ mod tests {
             v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
             let req: super::ModelRequest = serde_json::from_value(v).unwrap();
             let cfg = req.run_config(Scale::Cpu, 0, &Compute::cpu()).unwrap();
-            let key = crate::train::zoo::cache_key(&cfg, &Default::default()).unwrap();
+            let key = crate::train::model_cache::cache_key(&cfg, &Default::default()).unwrap();
             (req.label(&cfg, Scale::Cpu), cfg.data_seed(), cfg.train.seed, key, req.name())
         };
         let plain = request(serde_json::json!({}));

@@ -183,7 +183,7 @@ pub fn module(session: &Session) -> Module {
     m
 }
 
-/// The first `n` training sentences of `lang` of a model crossling trained (see [`crate::train::zoo::training_sentences`]).
+/// The first `n` training sentences of `lang` of a model crossling trained (see [`crate::train::model_cache::training_sentences`]).
 pub(super) fn model_corpus(m: &ModelRef, lang: &str, n: usize) -> crate::error::Result<Vec<String>> {
-    crate::train::zoo::training_sentences(&m.dir(), &m.name, lang, n)
+    crate::train::model_cache::training_sentences(&m.dir(), &m.name, lang, n)
 }

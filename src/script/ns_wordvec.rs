@@ -38,14 +38,14 @@ use crate::error::{Error, Result};
 use crate::text::tokenize::CrossTokenizer;
 use crate::wordvec::train::StaticKind;
 use crate::wordvec::training_text::{subword_mean, Unit};
-use crate::wordvec::zoo::{ensure_static, StaticRequest};
+use crate::wordvec::vector_cache::{ensure_static, StaticRequest};
 use crate::wordvec::WordVectors;
 
 /// Static vectors as scripts see them.
 #[derive(Clone)]
 pub struct StaticVectors {
     pub name: String,
-    /// The cache key of the vectors ([`crate::wordvec::zoo::cache_key`]): what trained them, on what.
+    /// The cache key of the vectors ([`crate::wordvec::vector_cache::cache_key`]): what trained them, on what.
     pub key: String,
     pub vectors: Arc<WordVectors>,
     /// The source run's tokenizer when the vectors are of its subword tokens (a word is then the mean of its

@@ -31,7 +31,7 @@ pub struct RunOptions {
     pub seeds: usize,
     /// Replace an existing `ID.json` of another scale (refused otherwise, before anything runs).
     pub force: bool,
-    /// The model cache ([`crate::train::zoo::models_root`] unless a plan names another).
+    /// The model cache ([`crate::train::model_cache::models_root`] unless a plan names another).
     pub models_dir: PathBuf,
 }
 
@@ -49,7 +49,7 @@ impl RunOptions {
             given_models: Default::default(),
             seeds: 1,
             force: false,
-            models_dir: crate::train::zoo::models_root(),
+            models_dir: crate::train::model_cache::models_root(),
         }
     }
 

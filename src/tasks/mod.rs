@@ -16,7 +16,7 @@
 //! - [`run`]: one transfer run from a request (task, model, languages, overrides, scale, compute, stack), with the
 //!   task-result cache; what the script namespace `task::`, the CLI and notebooks call.
 //! - [`run_frozen`]: the same for one classifier on a frozen representation (Liu's XNLI), with the same cache.
-//! - [`grid`]: a batch × learning-rate grid ranked by English dev, reporting the mean of the best two.
+//! - [`sweep`]: a batch × learning-rate grid ranked by English dev, reporting the mean of the best two.
 //! - [`items`]: the per-item outcomes behind every test score (per pair, per sentence), for bootstrap intervals.
 //! - [`ner`]: the BIO tagger on first subwords and its fine-tuning with best-span-F1 selection.
 //!   [`ner::transfer`]: zero-shot NER — PAN-X (or CoNLL-2003) English training, span F1 on PAN-X dev per language.
@@ -44,7 +44,6 @@ pub mod contextual_map;
 pub mod finetune;
 pub mod finetune_config;
 pub mod frozen_nli;
-pub mod grid;
 pub mod items;
 pub mod lstm;
 pub mod ner;
@@ -52,6 +51,7 @@ pub mod nli;
 pub mod parse;
 pub mod run;
 pub mod run_frozen;
+pub mod sweep;
 pub mod word_align;
 pub mod word_inputs;
 

@@ -6,7 +6,7 @@
 //! Emerging §5.1.2) and, for NER, the English training data. [`run_task`] checks the setup before any data is read
 //! (config, stack plan, languages the model reads and the data has), then reads the result from the cache or
 //! fine-tunes, scores and writes it. [`run_task_grid`] runs one request per grid setting and reports the mean of the
-//! best two by English dev ([`crate::tasks::grid`]).
+//! best two by English dev ([`crate::tasks::sweep`]).
 //!
 //! **Cache.** `MODELS/tasks/TASK-KEY.json` holds `(GridRun, FilesRead)`; KEY is the first 16 hex digits of the
 //! sha256 of `FORMAT\nIDENTITY\nTASK\nWHAT`: [`TASK_CACHE_FORMAT`], what the task read (a model's kind and weights
@@ -26,13 +26,13 @@ use crate::scale::Scale;
 use crate::tasks::aligned_stack::{build_stack, own_langs, StackPlan};
 use crate::tasks::backbone::TaskModel;
 use crate::tasks::finetune_config::FinetuneConfig;
-use crate::tasks::grid::{run_grid, GridReport, GridRun};
 use crate::tasks::ner::transfer::{load_ner_data, panx_languages, run_ner, NerTrainData};
 use crate::tasks::ner::NerConfig;
 use crate::tasks::nli::transfer::{default_langs, load_nli_data, run_nli, xnli_languages};
 use crate::tasks::nli::NliConfig;
 use crate::tasks::parse::transfer::{load_parse_data, run_parse};
 use crate::tasks::parse::ParseConfig;
+use crate::tasks::sweep::{run_grid, GridReport, GridRun};
 
 /// Config fields by name, as JSON.
 pub type JsonMap = serde_json::Map<String, serde_json::Value>;
@@ -135,7 +135,7 @@ pub struct TaskRequest<'a> {
 pub struct TaskContext<'a> {
     pub catalog: &'a Catalog,
     pub roots: &'a DataRoots,
-    /// The model cache ([`crate::train::zoo::models_root`]); results go to its `tasks/` folder.
+    /// The model cache ([`crate::train::model_cache::models_root`]); results go to its `tasks/` folder.
     pub models_dir: &'a Path,
     /// Recompute (and rewrite) instead of reading a cached result.
     pub fresh: bool,
@@ -434,7 +434,7 @@ fn stack_key(st: &StackRequest, device: tch::Device) -> Result<serde_json::Value
     Ok(serde_json::json!({ "options": options, "target_weights": shas, "map": p.map }))
 }
 
-/// Every combination of `axes` (see [`crate::tasks::grid::combinations`]) run as `base` with the setting's fields over its
+/// Every combination of `axes` (see [`crate::tasks::sweep::combinations`]) run as `base` with the setting's fields over its
 /// overrides; the report ranks them by English dev and gives the mean of the best two. Each run's `setting` is its
 /// grid setting; the files are every run's.
 pub fn run_task_grid(
@@ -442,7 +442,7 @@ pub fn run_task_grid(
     base: &TaskRequest,
     axes: &[(String, Vec<serde_json::Value>)],
 ) -> Result<(GridReport, FilesRead)> {
-    let settings = crate::tasks::grid::combinations(axes)?;
+    let settings = crate::tasks::sweep::combinations(axes)?;
     let mut files = FilesRead::new();
     let report = run_grid(settings, 2, |setting| {
         let mut overrides = base.overrides.clone();

@@ -18,11 +18,11 @@ use crate::scale::Scale;
 use crate::tasks::common::{check_eval_languages, model_languages};
 use crate::tasks::frozen_nli::transfer::{run_frozen_nli, RepresentationInfo};
 use crate::tasks::frozen_nli::{Frozen, FrozenNliConfig};
-use crate::tasks::grid::GridRun;
 use crate::tasks::nli::transfer::{has_xnli, load_nli_data, readable_langs, xnli_languages};
 use crate::tasks::run::{
     cache_file, configured, json, read_cached, scores_line, write_cached, JsonMap, OpenModel, TaskContext, TaskOutcome,
 };
+use crate::tasks::sweep::GridRun;
 use crate::wordvec::WordVectors;
 
 /// The task's name in the cache.

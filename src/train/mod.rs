@@ -22,13 +22,13 @@ pub mod checkpoint;
 pub mod extra_anchors;
 pub mod flat;
 pub mod gemm_share;
+pub mod model_cache;
 pub mod presets;
 pub mod request;
 pub mod run;
 pub mod schedule;
 pub mod step;
 pub mod trainer;
-pub mod zoo;
 
 pub use checkpoint::{TrainerState, FORMAT_VERSION};
 pub use schedule::{Adam, AdamLayout, Schedule};

@@ -18,7 +18,7 @@
 //! The five Sep rows use the per-language BPE of `default-anchors`, as Table 1 gives them ("BPE Merges 40k/40k",
 //! anchors "-" for Sep L1-3 / L1-6 and "0*" for the rows with separate embeddings); Sep Emb separates "the embedding
 //! layers (including positional embeddings)" (§4.3), see [`crate::model::embeddings`]; every Sep row draws its
-//! random MLM replacements from the language's own tokens ([`crate::train::zoo::SEP_LAYERS_FORMAT`]).
+//! random MLM replacements from the language's own tokens ([`crate::train::model_cache::SEP_LAYERS_FORMAT`]).
 //!
 //! Languages are given as one hyphenated list (`en`, `en-fr`, `en-fr-de-ru-zh`); the ablations take exactly two.
 //! A language may be a pseudo-language ([`crate::text::pseudo`]): `en2`, English′, reads the English datasets and
@@ -440,7 +440,7 @@ mod tests {
         }
         let catalog = crate::data::manifest::Catalog::load_default().unwrap();
         let cfg = preset("mono", "en2", Scale::Smoke).unwrap();
-        let data = crate::train::zoo::run_data_files(&cfg, &catalog).unwrap();
+        let data = crate::train::model_cache::run_data_files(&cfg, &catalog).unwrap();
         assert!(!data.is_empty() && data.keys().all(|p| p.starts_with("mono/en/")), "en2 reads the English files");
         assert!(!serde_json::to_string(&preset("sep-emb", "en-fr", Scale::Cpu).unwrap()).unwrap().contains("halves"));
         assert!(parse_languages("2en").is_err() && parse_languages("en-EN2").is_err());
@@ -458,14 +458,14 @@ mod tests {
                 assert_eq!((cfg.corpus.halves["en"].half, cfg.corpus.halves[x].half), (0, 1), "{ab} {x}");
                 assert_eq!(cfg.corpus.halves["en"].rewrite, None);
                 assert!(cfg.corpus.halves[x].rewrite.is_some());
-                let data = crate::train::zoo::run_data_files(&cfg, &catalog).unwrap();
+                let data = crate::train::model_cache::run_data_files(&cfg, &catalog).unwrap();
                 let english =
                     |p: &str| p.starts_with("mono/en/") || p.ends_with(".en.gz") || p == "dict/muse/en-fr.dict";
                 assert!(data.keys().all(|p| english(p)), "{ab} {x}: {data:?}");
             }
         }
         let extra = preset("extra-anchors", "en-enx", Scale::Smoke).unwrap();
-        let data = crate::train::zoo::run_data_files(&extra, &catalog).unwrap();
+        let data = crate::train::model_cache::run_data_files(&extra, &catalog).unwrap();
         assert!(data.contains_key("dict/muse/en-fr.dict"), "the identity dictionary is read from en-fr");
         let json = serde_json::to_string(&preset("default", "en-enxrev", Scale::Cpu).unwrap()).unwrap();
         assert!(json.contains(r#""enxrev":{"lang":"en","half":1,"rewrite":"script-reversed"}"#), "{json}");
@@ -473,7 +473,7 @@ mod tests {
 
     /// The model-cache keys of presets whose cpu models are trained and cached (seed 0): a new config field must be
     /// left out of the serialised config when unset, or every cached model would be retrained. (Key format v2: the
-    /// device left out, the precision resolved; see [`crate::train::zoo`].) Pinned at the `mask40` presets of
+    /// device left out, the precision resolved; see [`crate::train::model_cache`].) Pinned at the `mask40` presets of
     /// 2026-12-01 (40 % masked, 6,000 steps); the masking share is serialised in every config, so runs at BERT's 15 %
     /// kept their keys when it became a preset setting.
     #[test]
@@ -492,8 +492,8 @@ mod tests {
             .map(|&(name, langs, _)| {
                 let mut cfg = preset(name, langs, Scale::Cpu).unwrap();
                 cfg.train.seed = 0;
-                let data = crate::train::zoo::run_data_files(&cfg, &catalog).unwrap();
-                (name, langs, crate::train::zoo::cache_key(&cfg, &data).unwrap())
+                let data = crate::train::model_cache::run_data_files(&cfg, &catalog).unwrap();
+                (name, langs, crate::train::model_cache::cache_key(&cfg, &data).unwrap())
             })
             .collect();
         let expected: Vec<_> = pinned.iter().map(|&(n, l, k)| (n, l, k.to_string())).collect();

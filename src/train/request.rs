@@ -103,7 +103,7 @@ impl ShapeChange {
 }
 
 impl ModelRequest {
-    /// The run config at `scale` with `seed`, trained on `device` (the script's; see [`crate::train::zoo`] for why
+    /// The run config at `scale` with `seed`, trained on `device` (the script's; see [`crate::train::model_cache`] for why
     /// the device is not part of a model's cache key and its precision is).
     pub fn run_config(&self, scale: Scale, seed: u64, compute: &Compute) -> Result<RunConfig> {
         let sc = Pretraining::at(scale);
@@ -186,7 +186,7 @@ impl ModelRequest {
     }
 
     /// Where the model cache under `root` keeps (or will keep) this request's model at `scale` and `seed`, trained
-    /// on `compute` — the folder a script's `train::model` uses ([`super::zoo::locate`]; nothing is trained).
+    /// on `compute` — the folder a script's `train::model` uses ([`super::model_cache::locate`]; nothing is trained).
     pub fn locate(
         &self,
         scale: Scale,
@@ -194,9 +194,9 @@ impl ModelRequest {
         compute: &Compute,
         catalog: &crate::data::manifest::Catalog,
         root: &std::path::Path,
-    ) -> Result<super::zoo::CachedModel> {
+    ) -> Result<super::model_cache::CachedModel> {
         let cfg = self.run_config(scale, seed, compute)?;
-        super::zoo::locate(&self.label(&cfg, scale), &cfg, catalog, root)
+        super::model_cache::locate(&self.label(&cfg, scale), &cfg, catalog, root)
     }
 }
 

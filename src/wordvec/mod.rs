@@ -6,7 +6,7 @@
 //! - [`word2vec`]: skip-gram / CBOW with negative sampling; [`fasttext`]: skip-gram with character n-grams;
 //!   [`sampling`]: what both share (noise and sub-sampling distributions, learning rate, Hogwild epochs).
 //! - [`training_text`]: an MLM run's own training corpora as subword tokens or words.
-//! - [`train`]: one entry point for every kind; [`zoo`]: the cache of vectors trained on a cached MLM run.
+//! - [`train`]: one entry point for every kind; [`vector_cache`]: the cache of vectors trained on a cached MLM run.
 pub mod cooccur;
 pub mod corpus;
 pub mod fasttext;
@@ -14,9 +14,9 @@ pub mod glove;
 pub mod sampling;
 pub mod train;
 pub mod training_text;
+pub mod vector_cache;
 pub mod vectors;
 pub mod word2vec;
-pub mod zoo;
 
 pub use corpus::{Corpus, Vocab};
 pub use fasttext::{FastText, FastTextConfig};

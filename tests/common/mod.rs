@@ -91,3 +91,15 @@ pub fn run_reference(py: &Path, script: &str, args: &[&str]) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Every `*.json` under `dir` (the committed records under `figures/`), appended to `out`.
+pub fn records(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("figures/ is readable").flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            records(&p, out);
+        } else if p.extension().is_some_and(|e| e == "json") {
+            out.push(p);
+        }
+    }
+}

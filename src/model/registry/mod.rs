@@ -97,7 +97,7 @@ pub fn is_registry_name(name: &str) -> bool {
     ENTRIES.iter().any(|e| e.name == name)
 }
 
-/// `$CROSSLING_MODELS/registry` (the model cache of `train::zoo`, else `<user cache>/crossling/models/registry`).
+/// `$CROSSLING_MODELS/registry` (the model cache of `train::model_cache`, else `<user cache>/crossling/models/registry`).
 pub fn root() -> PathBuf {
     crate::paths::env_or_user_cache("CROSSLING_MODELS", "models").join("registry")
 }
