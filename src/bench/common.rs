@@ -1,7 +1,12 @@
 //! What the benchmarks share: the options every one takes ([`Common`]: threads, Python, seed, device, JSON), the
-//! device helpers, and the Python reference scripts (where they are, running one and reading its JSON result).
+//! model a benchmark runs ([`BenchModel`]: a random one of a shape, or a pretrained folder), the device helpers, and
+//! the Python reference scripts (where they are, running one and reading its JSON result).
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use crossling::model::hf::config::read_hf_config;
+use crossling::model::ModelConfig;
+use crossling::train::presets::Pretraining;
+use crossling::Scale;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tch::Device;
@@ -22,6 +27,31 @@ pub struct Common {
     pub(super) device: String,
     #[arg(long)]
     pub(super) json: bool,
+}
+
+/// The model both sides of a benchmark run: a random BERT of a scale's shape (the reference creates it), or a
+/// pretrained BERT folder given as `--model NAME|DIR` that both sides load.
+pub(super) struct BenchModel {
+    /// The pretrained folder; `None` for a random model.
+    pub(super) given: Option<PathBuf>,
+    /// Its shape: the scale's (`ModelConfig::at` with the scale's pair vocabulary), or the folder's `config.json`.
+    pub(super) config: ModelConfig,
+    /// What the report calls it: the scale, or the `--model` argument.
+    pub(super) label: String,
+}
+
+impl BenchModel {
+    /// `model` (a registry name or a folder) when given, else a random model of `shape`. Only the folder's
+    /// `config.json` is read here; its weights are loaded by each side when it runs.
+    pub(super) fn new(shape: Scale, model: Option<&str>) -> Result<Self> {
+        let given = model.map(crossling::model::registry::resolve).transpose()?;
+        let config = match &given {
+            Some(dir) => read_hf_config(&dir.join("config.json"))?.model,
+            None => ModelConfig::at(shape, Pretraining::at(shape).vocab, Vec::<String>::new()),
+        };
+        let label = model.map_or_else(|| shape.to_string(), str::to_string);
+        Ok(BenchModel { given, config, label })
+    }
 }
 
 pub(super) fn threads(c: &Common) -> usize {

@@ -15,14 +15,13 @@ use crossling::features::batch::length_batches;
 use crossling::features::{pooled_layers, Extraction, Pooling, Tokenized};
 use crossling::model::ModelConfig;
 use crossling::text::codeswitch::SplitMix64;
-use crossling::train::presets::Pretraining;
 use crossling::Scale;
 use serde_json::json;
 use std::time::Instant;
 use tch::{Kind, Tensor};
 
 use super::common::{
-    cpu_seconds, device, device_name, python, run_reference, script, sync, tempfile_dir, threads, Common,
+    cpu_seconds, device, device_name, python, run_reference, script, sync, tempfile_dir, threads, BenchModel, Common,
 };
 
 #[derive(Args)]
@@ -90,17 +89,8 @@ pub fn run(a: BenchFeaturesArgs) -> Result<()> {
         Scale::Cpu => 4_000,
         Scale::Paper => 1_000,
     };
-    // The model both sides run: a random BERT of the shape, created by the reference, or a given pretrained folder.
-    let given = a.model.as_deref().map(crossling::model::registry::resolve).transpose()?;
-    let cfg = match &given {
-        Some(dir) => crossling::model::hf::import::import_hf(dir, tch::Device::Cpu)?.config,
-        None => ModelConfig::at(a.shape, Pretraining::at(a.shape).vocab, Vec::<String>::new()),
-    };
+    let BenchModel { given, config: cfg, label: shape } = BenchModel::new(a.shape, a.model.as_deref())?;
     let vocab = cfg.vocab_size;
-    let shape = match &a.model {
-        Some(m) => m.clone(),
-        None => a.shape.to_string(),
-    };
     let n = a.sentences.unwrap_or(if given.is_some() { 2_000 } else { n_default });
     if n == 0 {
         bail!("--sentences must be at least 1");

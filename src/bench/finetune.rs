@@ -31,14 +31,13 @@ use crossling::model::ModelConfig;
 use crossling::tasks::finetune::{Finetuner, LrSchedule, OptimSettings};
 use crossling::tasks::nli::{NliConfig, NliFinetune, NliItem, CLASSES};
 use crossling::text::codeswitch::SplitMix64;
-use crossling::train::presets::Pretraining;
 use crossling::Scale;
 use serde_json::{json, Value};
 use std::time::Instant;
 use tch::{Kind, Tensor};
 
 use super::common::{
-    cpu_seconds, device, device_name, python, run_reference, script, sync, tempfile_dir, threads, Common,
+    cpu_seconds, device, device_name, python, run_reference, script, sync, tempfile_dir, threads, BenchModel, Common,
 };
 
 #[derive(Args)]
@@ -132,13 +131,8 @@ impl Setup {
             Scale::Cpu => (30, 2),
             Scale::Paper => (5, 1),
         };
-        let given = a.model.as_deref().map(crossling::model::registry::resolve).transpose()?;
-        let model = match &given {
-            Some(dir) => crossling::model::hf::import::import_hf(dir, tch::Device::Cpu)?.config,
-            None => ModelConfig::at(a.shape, Pretraining::at(a.shape).vocab, Vec::<String>::new()),
-        };
+        let BenchModel { given, config: model, label: shape } = BenchModel::new(a.shape, a.model.as_deref())?;
         let vocab = model.vocab_size;
-        let shape = a.model.clone().unwrap_or_else(|| a.shape.to_string());
         let mut nli = NliConfig::at(a.shape);
         nli.finetune.freeze_embeddings = given.is_some();
         (nli.finetune.batch_size, nli.finetune.seed) = (a.batch, a.common.seed as u64);
