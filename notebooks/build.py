@@ -142,8 +142,8 @@ def figure_notebook(f):
     cells.append(new_code_cell(
         "use std::path::PathBuf;\n"
         "use crossling::figures;\n"
-        "use crossling::script::record::FigureRecord;\n"
-        "use crossling::script::render::{notebook_display, render_record};\n"
+        "use crossling::report::record::FigureRecord;\n"
+        "use crossling::report::render::{notebook_display, render_record};\n"
         "use crossling::script::runner::{run_script, RunOptions};\n"
         "\n"
         "/// `p` relative to the project when inside it (so the outputs read the same on every machine).\n"
@@ -204,7 +204,7 @@ def figure_notebook(f):
         "*inconclusive* when they overlap, when both sides sit at chance, or when a score has no interval "
         "(`src/claims/rule.rs`). `REPRODUCTION.md` gathers every figure's."))
     cells.append(new_code_cell(
-        "use crossling::script::render::{claims_markdown, markdown_display};\n"
+        "use crossling::report::render::{claims_markdown, markdown_display};\n"
         'println!("{}", markdown_display(&claims_markdown(&record)?));'))
     if f.get("library"):
         name, task, preset, pair, lang = f["library"]

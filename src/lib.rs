@@ -15,6 +15,8 @@
 //! - [`data`]: manifests, resolution (mirror ▸ cache ▸ download) with sha256 checks, one reader per format.
 //! - [`text`]: corpus building (per-language streams, splits, caps, domains, sentence splitting, Chinese
 //!   segmentation), tokenizers, code-switching, masking, synthetic languages, the figures' evaluation text.
+//! - [`nn`]: the network pieces the encoder, trainer and task heads share: dropout, residual, Adam and its schedule,
+//!   length batching and padding, the LSTM.
 //! - [`model`]: the encoder with its sharing plan, the MLM head, tokenizers, checkpoint files, Hugging Face
 //!   import and export, loading any model for inference.
 //! - [`train`]: the MLM trainer with exact resume, presets of the ablations, the model cache.
@@ -29,7 +31,8 @@
 //!   request → result entry point with its cache ([`tasks::run`]).
 //! - [`jobs`]: the units of work a figure needs (pre-training, fine-tuning, figure), their ids and costs.
 //! - [`figures`]: the figure registry: each figure's study, title, what it tests, data, models and cost; its script.
-//! - [`script`]: the Rhai runtime (one namespace per file), figure records, rendering, `REPRODUCTION.md`.
+//! - [`report`]: figure records, their rendering, `REPRODUCTION.md` and the figure table, without the Rhai engine.
+//! - [`script`]: the Rhai runtime (one namespace per file) that runs a figure's script into its record.
 //! - [`grid`]: a figure as a graph of cached jobs (plan, one job, local workers, Slurm).
 pub mod analysis;
 pub mod arrays;
@@ -44,9 +47,11 @@ pub mod figures;
 pub mod grid;
 pub mod jobs;
 pub mod model;
+pub mod nn;
 pub mod paths;
 pub mod plot;
 pub mod progress;
+pub mod report;
 pub mod scale;
 pub mod script;
 pub mod tasks;

@@ -9,7 +9,7 @@
 //! Pieces rather than the whole sentence, because the papers' text is broken mid-sentence by figure captions and
 //! page furniture. This catches a changed, added or reordered word; it cannot catch a quote cut short, which is
 //! still the paper's wording. Claims citing other sources (the small-model literature, `K et al. …`) are skipped.
-use crossling::script::record::FigureRecord;
+use crossling::report::record::FigureRecord;
 use std::path::{Path, PathBuf};
 
 mod common;

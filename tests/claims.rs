@@ -6,8 +6,8 @@ use std::process::Command;
 #[test]
 fn reproduction_md_matches_the_committed_records() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let entries = crossling::script::reproduction::load(&root.join("figures")).expect("records load");
-    let expected = crossling::script::reproduction::markdown(&entries);
+    let entries = crossling::report::reproduction::load(&root.join("figures")).expect("records load");
+    let expected = crossling::report::reproduction::markdown(&entries);
     let committed = std::fs::read_to_string(root.join("REPRODUCTION.md")).expect("REPRODUCTION.md exists");
     assert!(
         committed == expected,

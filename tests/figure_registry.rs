@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use common::{crossling, mirror, text};
-use crossling::script::registry_files::{generated, WRITE_COMMAND};
+use crossling::report::registry_files::{generated, WRITE_COMMAND};
 
 #[test]
 fn readme_table_and_notebook_registry_are_current() {
@@ -67,7 +67,7 @@ fn a_registered_figure_takes_the_registry_title() {
         work.path(),
     );
     assert!(o.status.success(), "{}", text(&o));
-    let rec = crossling::script::record::FigureRecord::load(&out.join("fig2.json")).unwrap();
+    let rec = crossling::report::record::FigureRecord::load(&out.join("fig2.json")).unwrap();
     assert_eq!(rec.title, title);
     // A copy of the script that sets another title: refused as the registry's fig2, its own title under another folder.
     let scripts = work.path().join("scripts");
@@ -100,6 +100,6 @@ fn a_registered_figure_takes_the_registry_title() {
         work.path(),
     );
     assert!(o.status.success(), "{}", text(&o));
-    let rec = crossling::script::record::FigureRecord::load(&work.path().join("own/fig2.json")).unwrap();
+    let rec = crossling::report::record::FigureRecord::load(&work.path().join("own/fig2.json")).unwrap();
     assert_eq!(rec.title, "Another title");
 }

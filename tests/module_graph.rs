@@ -21,6 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["atomic_file", "cpu_time", "paths", "progress", "scale", "arrays", "device"],
     &["data"],
     &["text"],
+    &["nn"],
     &["model"],
     &["train"],
     &["features", "wordvec"],
@@ -28,6 +29,7 @@ const LAYERS: &[&[&str]] = &[
     &["claims"],
     &["tasks"],
     &["jobs", "figures"],
+    &["report"],
     &["script"],
     &["grid"],
 ];

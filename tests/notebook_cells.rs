@@ -9,8 +9,8 @@
 fn table1_notebook() -> Result<(), Box<dyn std::error::Error>> {
     use std::path::PathBuf;
     use crossling::figures;
-    use crossling::script::record::FigureRecord;
-    use crossling::script::render::{notebook_display, render_record};
+    use crossling::report::record::FigureRecord;
+    use crossling::report::render::{notebook_display, render_record};
     use crossling::script::runner::{run_script, RunOptions};
 
     /// `p` relative to the project when inside it (so the outputs read the same on every machine).
@@ -44,7 +44,7 @@ fn table1_notebook() -> Result<(), Box<dyn std::error::Error>> {
             None => println!("also written: {}", shown(&project, &file)),
         }
     };  // the `;` keeps evcxr from also printing the loop's value, ()
-    use crossling::script::render::{claims_markdown, markdown_display};
+    use crossling::report::render::{claims_markdown, markdown_display};
     println!("{}", markdown_display(&claims_markdown(&record)?));
     {  // one block: evcxr cannot keep variables that borrow (ctx, req) from one cell to the next
         use crossling::tasks::run::{run_task, ModelFolder, TaskContext, TaskKind, TaskRequest};

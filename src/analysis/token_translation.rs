@@ -21,8 +21,8 @@ use tch::{Device, Tensor};
 
 use super::language::{bleu1, is_symbol_token, predict_tokens, shifted_hidden, LayerMeans, TranslationCounts};
 use crate::error::{Error, Result};
-use crate::features::batch::{length_batches, padded};
 use crate::model::load::LoadedModel;
+use crate::nn::batch::{length_batches, padded};
 
 /// What [`mds_grid`] computes.
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -11,9 +11,9 @@
 use anyhow::{bail, Result};
 use clap::Args;
 use crossling::arrays;
-use crossling::features::batch::length_batches;
 use crossling::features::{pooled_layers, Extraction, Pooling, Tokenized};
 use crossling::model::ModelConfig;
+use crossling::nn::batch::length_batches;
 use crossling::text::codeswitch::SplitMix64;
 use crossling::Scale;
 use serde_json::json;

@@ -21,10 +21,10 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use crossling::device::{Compute, Precision};
 use crossling::model::ModelConfig;
+use crossling::nn::schedule::AdamLayout;
 use crossling::train::bench::{matmul_peak, time_train_steps, train_flops_per_step, TimingRun};
 use crossling::train::gemm_share::{outside_share, step_gemms, time_gemms, total_seconds};
 use crossling::train::presets::Pretraining;
-use crossling::train::AdamLayout;
 use crossling::Scale;
 use serde_json::{json, Value};
 use tch::{Device, Kind};
@@ -95,7 +95,7 @@ pub struct TrainBenchArgs {
     #[arg(long)]
     no_reference: bool,
     /// Also time crossling with Adam and clipping parameter by parameter, and print flat / per-parameter (crossling's
-    /// Adam keeps parameters, gradients and moments in flat buffers: `crossling::train::flat`).
+    /// Adam keeps parameters, gradients and moments in flat buffers: `crossling::nn::flat`).
     #[arg(long)]
     compare_adam: bool,
     /// Run the PyTorch reference before crossling's steps instead of after them (on a GPU the reference ran 1.4–1.6×

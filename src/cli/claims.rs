@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use crossling::script::reproduction as report;
+use crossling::report::reproduction as report;
 
 #[derive(Args)]
 pub struct ClaimsArgs {

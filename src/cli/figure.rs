@@ -7,9 +7,9 @@ use anyhow::{bail, Result};
 use clap::Args;
 use crossling::device::{Compute, Precision};
 use crossling::figures::{self, FIGURES};
-use crossling::script::record::FigureRecord;
-use crossling::script::registry_files;
-use crossling::script::render::render_record_as;
+use crossling::report::record::FigureRecord;
+use crossling::report::registry_files;
+use crossling::report::render::render_record_as;
 use crossling::script::runner::{run_script, RunOptions};
 use crossling::Scale;
 

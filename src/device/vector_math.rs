@@ -13,7 +13,7 @@
 //!
 //! [`init`] runs each of these ops once on a one-element tensor on the calling thread, so that MKL sets itself up
 //! there; only `sqrt` was seen to go wrong, the others share its entry point. It is idempotent and cheap
-//! (microseconds); the binary calls it at start, and [`crate::device::Compute`] and [`crate::train::Adam`] call it for
+//! (microseconds); the binary calls it at start, and [`crate::device::Compute`] and [`crate::nn::schedule::Adam`] call it for
 //! library users.
 use std::sync::Once;
 use tch::{Device, Kind, Tensor};

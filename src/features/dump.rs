@@ -210,9 +210,9 @@ fn write_all(
     let device = m.device();
     let bar = crate::progress::bar(seqs.len() as u64, "features [{bar:30}] {pos}/{len} lines, eta {eta}");
     let lens: Vec<usize> = seqs.iter().map(|s| s.ids.len()).collect();
-    for batch in crate::features::batch::length_batches(&lens, batch_tokens) {
+    for batch in crate::nn::batch::length_batches(&lens, batch_tokens) {
         let rows: Vec<&[i64]> = batch.iter().map(|&i| seqs[i].ids.as_slice()).collect();
-        let (ids_t, mask_t, seq) = crate::features::batch::padded(&rows, pad, device);
+        let (ids_t, mask_t, seq) = crate::nn::batch::padded(&rows, pad, device);
         let hs = m.hidden_states(&ids_t, Some(&mask_t), lang)?.hidden_states;
         let stacked = Tensor::stack(&hs, 0).to_kind(Kind::Float).to_device(tch::Device::Cpu).contiguous(); // [L+1, b, seq, d]
         let values =

@@ -110,9 +110,9 @@ pub fn pooled_layers(model: &MlmModel, lang: &str, texts: &[Tokenized], how: &Ex
     let bar = crate::progress::bar(texts.len() as u64, "features [{bar:30}] {pos}/{len} texts, eta {eta}");
     let _guard = tch::no_grad_guard();
     let lens: Vec<usize> = texts.iter().map(|t| t.ids.len()).collect();
-    for batch in super::batch::length_batches(&lens, batch_tokens) {
+    for batch in crate::nn::batch::length_batches(&lens, batch_tokens) {
         let seqs: Vec<&[i64]> = batch.iter().map(|&i| texts[i].ids.as_slice()).collect();
-        let (ids, mask, seq) = super::batch::padded(&seqs, 0, device);
+        let (ids, mask, seq) = crate::nn::batch::padded(&seqs, 0, device);
         // Pooling weights per batch row, padded to the most rows any sequence of the batch has: [batch, r_max, seq].
         let per_text: Vec<Vec<Vec<f32>>> =
             batch.iter().map(|&i| weights(&texts[i], pooling, seq)).collect::<Result<_>>()?;

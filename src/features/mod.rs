@@ -6,7 +6,6 @@
 //!   subwords; word vectors as the mean of a word's subwords or its first subword.
 //! - [`dump`]: ragged every-layer hidden states of a text file (`crossling features`).
 //! - [`words`]: corpus-averaged contextual word vectors (Emerging §5.1.1) and non-contextual embedding rows.
-pub mod batch;
 pub mod dump;
 pub mod extract;
 pub mod words;

@@ -411,7 +411,7 @@ mod tests {
         let p = make_plan(&req).unwrap();
         assert_eq!(p.jobs.len(), 1);
         assert!(p.jobs[0].done && p.complete());
-        let record = crate::script::record::FigureRecord::load(&out.join("fig7.json")).unwrap();
+        let record = crate::report::record::FigureRecord::load(&out.join("fig7.json")).unwrap();
         assert_eq!(record.provenance.seeds, [0, 1]);
         assert!(record.provenance.log.iter().any(|l| l.starts_with("== fig7: seed 1 (2 of 2)")));
         assert_eq!(super::super::job::state(&p, &p.jobs[0]), super::super::state::JobState::Done);

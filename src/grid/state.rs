@@ -91,5 +91,5 @@ pub(super) fn this_host() -> String {
 }
 
 pub(super) fn now() -> String {
-    crate::script::provenance::now_utc()
+    crate::report::provenance::now_utc()
 }

@@ -15,9 +15,9 @@
 use tch::{nn, nn::Module, Device, Tensor};
 
 use super::config::ModelConfig;
-use super::dropout::dropout;
-use super::residual::residual;
 use super::sharing::{dense, layer_norm};
+use crate::nn::dropout::dropout;
+use crate::nn::residual::residual;
 
 /// Fused scaled dot-product attention with an optional key-padding mask.
 ///

@@ -89,6 +89,6 @@ impl Embeddings {
         if let Some(tt) = &self.token_type {
             x += tt.ws.get(0); // [hidden], broadcast over batch and positions
         }
-        Ok(super::dropout::dropout(&self.layer_norm.forward(&x), self.dropout, train))
+        Ok(crate::nn::dropout::dropout(&self.layer_norm.forward(&x), self.dropout, train))
     }
 }

@@ -6,9 +6,9 @@ use tch::{nn, nn::Module, Tensor};
 
 use super::attention::Attention;
 use super::config::ModelConfig;
-use super::dropout::dropout;
-use super::residual::residual;
 use super::sharing::{dense, layer_norm};
+use crate::nn::dropout::dropout;
+use crate::nn::residual::residual;
 
 /// A BERT encoder layer (HF: `bert.encoder.layer.{i}`).
 #[derive(Debug)]

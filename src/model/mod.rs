@@ -22,7 +22,6 @@
 pub mod attention;
 pub mod checkpoint;
 pub mod config;
-pub mod dropout;
 pub mod embeddings;
 pub mod encoder;
 pub mod heads;
@@ -30,7 +29,6 @@ pub mod hf;
 pub mod layer;
 pub mod load;
 pub mod registry;
-pub mod residual;
 pub mod sharing;
 pub mod tokenizer;
 

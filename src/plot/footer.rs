@@ -1,5 +1,5 @@
 //! The footer under a rendered chart: a few small grey lines (scale, model shape and pre-training tokens, seeds,
-//! substitutions; the text comes from the figure's record, [`crate::script::render::footer`]) in a band of its own
+//! substitutions; the text comes from the figure's record, [`crate::report::render::footer`]) in a band of its own
 //! below the chart, separated from it by a thin rule, so it never overlaps the plot. Lines longer than the image is
 //! wide are wrapped at spaces (a word wider than the image is left to overflow rather than cut).
 use plotters::prelude::*;

@@ -22,7 +22,7 @@
 //!   `y_range` must include 0 (a bar whose axis starts above 0 misleads); so does the automatic y range of a `line`
 //!   chart (an axis fitted to the data magnifies differences), whose explicit `y_range` is the script's choice.
 //! - **Footer**: the renderer adds the record's scale, model shapes, pre-training tokens, seeds and
-//!   substitutions under every chart ([`crate::script::render::footer`]); nothing in the spec is needed.
+//!   substitutions under every chart ([`crate::report::render::footer`]); nothing in the spec is needed.
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};

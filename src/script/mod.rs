@@ -3,21 +3,16 @@
 //!
 //! - [`env`](mod@env): `SCALE`, `SEED`, `DEVICE`, `FIGURE`, the outputs folder, the run log.
 //! - [`engine`]: the engine, `import` from `scripts/`, error mapping to script:line:column.
-//! - [`record`]: the `figures/ID.json` record with provenance; [`provenance`]: revision and timestamps.
-//! - [`runner`]: one script end to end (record, provenance, log, rendering); [`render`]: record → PNG/SVG/MD/CSV;
-//!   [`generations`]: which generation of the `cpu` presets made a record's models (footers, REPRODUCTION.md).
-//! - [`reproduction`]: `REPRODUCTION.md` from the committed records (`crossling claims`); [`registry_files`]: README.md's
-//!   figure table and `notebooks/figures.json` from the figure registry and the records (`crossling figure list --write`).
+//! - [`runner`]: one script end to end (its record with provenance, the run log, rendering through
+//!   [`crate::report`], which holds the record, its rendering and `REPRODUCTION.md` without the Rhai engine).
 //! - [`handles`]: the opaque `Model` and `Features` types; [`ns_common`]: the run's `Session` and what every
 //!   namespace shares.
 //! - Namespaces: [`ns_results`] (`results::`), [`ns_data`] (`data::`), [`ns_train`] (`train::`, `model::`),
 //!   [`ns_features`] (`features::`), [`ns_cka`] (`cka::`), [`ns_align`] (`align::`, `retrieve::`),
 //!   [`ns_lang`] (`lang::`), [`ns_words`] (`words::`), [`ns_task`] (`task::`; [`ns_task_frozen`] its `frozen_nli`),
 //!   [`ns_wordvec`] (`wordvec::`).
-pub mod charts;
 pub mod engine;
 pub mod env;
-pub mod generations;
 pub mod handles;
 pub mod ns_align;
 pub mod ns_cka;
@@ -31,11 +26,6 @@ pub mod ns_task_frozen;
 pub mod ns_train;
 pub mod ns_words;
 pub mod ns_wordvec;
-pub mod provenance;
-pub mod record;
-pub mod registry_files;
-pub mod render;
-pub mod reproduction;
 pub mod runner;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -43,7 +33,6 @@ pub(crate) mod testing;
 pub use engine::run_file;
 pub use env::{RunLog, ScriptEnv};
 pub use ns_common::Session;
-pub use record::{FigureRecord, Provenance};
 
 /// Every namespace module, by name.
 pub fn namespaces(session: &Session) -> Vec<(&'static str, rhai::Module)> {

@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex};
 use rhai::{Dynamic, EvalAltResult, Map, NativeCallContext, Position};
 
 use super::env::ScriptEnv;
-use super::record::FigureRecord;
 use crate::data::manifest::Catalog;
 use crate::data::resolve::DataRoots;
 use crate::error::{Error, Result};
+use crate::report::record::FigureRecord;
 use crate::tasks::run::{JsonMap, TaskContext};
 
 /// What namespaces share during one run: the settings, the data catalog and the record being built.
@@ -33,7 +33,7 @@ impl Session {
     /// A session reading data through `roots`.
     pub fn with_data(env: ScriptEnv, catalog: Catalog, roots: DataRoots) -> Self {
         let record =
-            FigureRecord { format: super::record::RECORD_FORMAT, id: env.figure.clone(), ..Default::default() };
+            FigureRecord { format: crate::report::record::RECORD_FORMAT, id: env.figure.clone(), ..Default::default() };
         Session { env, record: Arc::new(Mutex::new(record)), data: Arc::new((catalog, roots)), plan: None }
     }
 

@@ -1,5 +1,5 @@
 //! `results::` — what a script reports: values, the paper's values, title, caption, substitutions, chart and table
-//! specs. Everything lands in the run's [`FigureRecord`](super::record::FigureRecord).
+//! specs. Everything lands in the run's [`FigureRecord`](crate::report::record::FigureRecord).
 //!
 //! ```rhai
 //! results::title("Linear CKA per layer");   // a script of one's own; a registered figure's is the registry's
@@ -218,7 +218,7 @@ pub fn module(session: &Session) -> Module {
     m.set_native_fn("chart", move |ctx: NativeCallContext, spec: Dynamic| {
         native(&ctx, || {
             let v = json(&spec)?;
-            super::charts::check_chart(&v)?;
+            crate::report::charts::check_chart(&v)?;
             s.with_record(|r| r.charts.push(v));
             Ok(())
         })
@@ -227,7 +227,7 @@ pub fn module(session: &Session) -> Module {
     m.set_native_fn("table", move |ctx: NativeCallContext, spec: Dynamic| {
         native(&ctx, || {
             let v = json(&spec)?;
-            super::charts::check_table(&v)?;
+            crate::report::charts::check_table(&v)?;
             s.with_record(|r| r.tables.push(v));
             Ok(())
         })

@@ -6,10 +6,10 @@ use std::time::Instant;
 use super::engine::run_file;
 use super::env::{RunLog, ScriptEnv};
 use super::ns_common::Session;
-use super::provenance::{git_revision, now_utc};
-use super::record::FigureRecord;
 use crate::device::Compute;
 use crate::error::{Error, Result};
+use crate::report::provenance::{git_revision, now_utc};
+use crate::report::record::FigureRecord;
 use crate::scale::Scale;
 
 /// How to run a script.
@@ -195,7 +195,7 @@ pub(crate) fn finish_record(
     p.wall_time_s = (started.clock.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     p.log = log;
     record.save(&opts.out_dir.join(format!("{id}.json")))?;
-    super::render::render_record(&record, &opts.out_dir)?;
+    crate::report::render::render_record(&record, &opts.out_dir)?;
     Ok(record)
 }
 
@@ -211,7 +211,7 @@ fn with_seeds_note(caption: &str, seeds: &[u64]) -> String {
          the {} seeds (mean of the per-seed estimates, their standard deviation and values, and an interval over the \
          seeds and the test items).",
         caption.trim_end(),
-        super::render::seed_list(seeds),
+        crate::report::render::seed_list(seeds),
         seeds[0],
         seeds.len()
     )
@@ -220,7 +220,7 @@ fn with_seeds_note(caption: &str, seeds: &[u64]) -> String {
 /// Adds the models and data files of the later seeds' runs to the first seed's provenance, so a record of
 /// `--seeds N` names every model its scores rest on: a model the same at every seed (a seed-independent baseline)
 /// once, another seed's model as `NAME (seed S)`.
-fn merge_seed_provenance(first: &mut super::record::Provenance, seeds: &[u64], later: &[FigureRecord]) {
+fn merge_seed_provenance(first: &mut crate::report::record::Provenance, seeds: &[u64], later: &[FigureRecord]) {
     for (seed, run) in seeds.iter().zip(later) {
         for (name, model) in &run.provenance.models {
             if first.models.get(name) != Some(model) {
@@ -274,7 +274,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("fig7.json");
         assert!(refuse_other_scale(&path, Scale::Smoke, false).is_ok(), "nothing there yet");
-        let mut rec = FigureRecord { format: super::super::record::RECORD_FORMAT, ..Default::default() };
+        let mut rec = FigureRecord { format: crate::report::record::RECORD_FORMAT, ..Default::default() };
         rec.provenance.scale = "cpu".into();
         rec.save(&path).unwrap();
         let e = refuse_other_scale(&path, Scale::Smoke, false).unwrap_err().to_string();

@@ -25,8 +25,8 @@ use tch::Tensor;
 
 use crate::device::Compute;
 use crate::error::{Error, Result};
+use crate::nn::schedule::Adam;
 use crate::text::codeswitch::SplitMix64;
-use crate::train::schedule::Adam;
 
 /// Purposes of the derived seeds (see [`mix`]).
 pub const SHUFFLE: u64 = 11;
@@ -393,7 +393,7 @@ pub fn train_with_selection(
 }
 
 /// The arg-max class of every item, in input order: the items (of lengths `lens`) are scored in length-sorted
-/// batches of at most `batch_tokens` padded tokens ([`crate::features::batch::length_batches`]) by `logits_of`, which
+/// batches of at most `batch_tokens` padded tokens ([`crate::nn::batch::length_batches`]) by `logits_of`, which
 /// gets a batch's item indices and runs without gradients.
 ///
 /// # Shapes
@@ -404,7 +404,7 @@ pub fn predict_classes(
     mut logits_of: impl FnMut(&[usize]) -> Result<Tensor>,
 ) -> Result<Vec<usize>> {
     let mut pred = vec![0usize; lens.len()];
-    for batch in crate::features::batch::length_batches(lens, batch_tokens) {
+    for batch in crate::nn::batch::length_batches(lens, batch_tokens) {
         let logits = tch::no_grad(|| logits_of(&batch))?;
         let best = Vec::<i64>::try_from(logits.argmax(-1, false).to_device(tch::Device::Cpu))
             .map_err(|e| Error::Invalid(format!("reading predictions: {e}")))?;

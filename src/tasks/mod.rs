@@ -45,7 +45,6 @@ pub mod finetune;
 pub mod finetune_config;
 pub mod frozen_nli;
 pub mod items;
-pub mod lstm;
 pub mod ner;
 pub mod nli;
 pub mod parse;

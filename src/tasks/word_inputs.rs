@@ -102,7 +102,7 @@ pub struct WordBatch {
 /// Pads `items` into one batch on `device`.
 pub fn word_batch(items: &[&WordItem], pad: i64, device: Device) -> WordBatch {
     let rows: Vec<&[i64]> = items.iter().map(|it| it.ids.as_slice()).collect();
-    let (ids, mask, _) = crate::features::batch::padded(&rows, pad, device);
+    let (ids, mask, _) = crate::nn::batch::padded(&rows, pad, device);
     let words = items.iter().map(|it| it.kept()).max().unwrap_or(0).max(1);
     let mut first = Vec::with_capacity(items.len() * words);
     let mut real = Vec::with_capacity(items.len() * words);

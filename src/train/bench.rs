@@ -24,10 +24,10 @@ use tch::{nn::VarStore, Device, Kind, Tensor};
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::{MlmModel, ModelConfig};
+use crate::nn::schedule::{Adam, AdamLayout};
 use crate::text::codeswitch::SplitMix64;
 use crate::text::masking::{mask_batch, MaskedBatch, MaskingConfig};
 use crate::text::stream::Batch;
-use crate::train::schedule::{Adam, AdamLayout};
 use crate::train::step::TrainStep;
 
 /// Training FLOPs of one step (see the module docs).

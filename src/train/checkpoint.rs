@@ -30,8 +30,8 @@ use tch::nn::VarStore;
 
 use crate::error::{Error, Result};
 use crate::model::ModelConfig;
+use crate::nn::schedule::{Adam, Schedule};
 use crate::text::stream::StreamPosition;
-use crate::train::schedule::{Adam, Schedule};
 
 /// The version of the checkpoint layout written by [`save`].
 pub const FORMAT_VERSION: u32 = 1;

@@ -20,17 +20,14 @@
 pub mod bench;
 pub mod checkpoint;
 pub mod extra_anchors;
-pub mod flat;
 pub mod gemm_share;
 pub mod model_cache;
 pub mod presets;
 pub mod request;
 pub mod run;
-pub mod schedule;
 pub mod step;
 pub mod trainer;
 
 pub use checkpoint::{TrainerState, FORMAT_VERSION};
-pub use schedule::{Adam, AdamLayout, Schedule};
 pub use step::{StepOutput, TrainStep};
 pub use trainer::{torch_rng_lock, train, TokenInfo, TrainConfig, TrainSummary};

@@ -19,9 +19,9 @@ use tch::{Device, Kind, Reduction, Tensor};
 use crate::device::Compute;
 use crate::error::{Error, Result};
 use crate::model::MlmModel;
+use crate::nn::schedule::Adam;
 use crate::text::masking::MaskedBatch;
 use crate::text::masking::IGNORE_INDEX;
-use crate::train::schedule::Adam;
 
 /// What one step reports.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -122,10 +122,10 @@ pub fn masked_lm_loss(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nn::schedule::AdamLayout;
     use crate::text::codeswitch::SplitMix64;
     use crate::text::masking::{mask_batch, MaskingConfig};
     use crate::text::stream::Batch;
-    use crate::train::schedule::AdamLayout;
     use tch::nn::VarStore;
 
     /// A fixed masked batch of random ids in `[4, vocab)` (ids 0..4 play the special tokens).

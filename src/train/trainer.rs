@@ -35,13 +35,13 @@ use tch::nn::VarStore;
 use crate::device::{Compute, Precision};
 use crate::error::{Error, Result};
 use crate::model::{MlmModel, ModelConfig};
+use crate::nn::schedule::{Adam, Schedule};
 use crate::text::codeswitch::SplitMix64;
 use crate::text::masking::{mask_batch, MaskedBatch, MaskingConfig};
 use crate::text::sampling::{sampling_probs, LanguageSampler};
 use crate::text::stream::{StreamBatcher, TokenStream};
 use crate::text::tokenize::{CrossTokenizer, Special, SPECIAL_TOKENS};
 use crate::train::checkpoint::{self, TrainerState, FORMAT_VERSION};
-use crate::train::schedule::{Adam, Schedule};
 use crate::train::step::{eval_loss, TrainStep};
 
 /// Everything that determines a pre-training run.
@@ -193,7 +193,7 @@ pub struct TrainSummary {
     pub best_step: Option<u64>,
     /// Per language, the stream position at the end.
     pub positions: BTreeMap<String, crate::text::stream::StreamPosition>,
-    /// Updates of this call that ran on Adam's flat buffers ([`crate::train::Adam::flat_steps`]; the others went
+    /// Updates of this call that ran on Adam's flat buffers ([`crate::nn::schedule::Adam::flat_steps`]; the others went
     /// parameter by parameter while some parameter had no gradient yet).
     pub adam_flat_steps: u64,
 }

@@ -9,7 +9,7 @@
 //! ```text
 //! x_t     = γ Σ_l softmax(w)_l · LN(h_{l,t})            frozen features of token t at layer l (a static model
 //!                                                       has one layer); LN without parameters; w, γ learned
-//! →h_t, ←h_t = forward / backward LSTM over x_1..x_n   ([`crate::tasks::lstm`], each direction `lstm_hidden` wide; the backward one
+//! →h_t, ←h_t = forward / backward LSTM over x_1..x_n   ([`crate::nn::lstm`], each direction `lstm_hidden` wide; the backward one
 //!                                                       reads each sentence reversed within its own length)
 //! u       = max_t [→h_t ; ←h_t]                         BiLSTM-max over the sentence's tokens
 //! f       = [u ; v ; |u − v| ; u ⊙ v]                  u: premise, v: hypothesis
@@ -31,15 +31,15 @@ use tch::{Device, Kind, Tensor};
 
 use crate::device::Compute;
 use crate::error::{Error, Result};
-use crate::features::batch::padded;
-use crate::model::dropout::dropout;
 use crate::model::{LoadedModel, ModelTokenizer};
+use crate::nn::batch::padded;
+use crate::nn::dropout::dropout;
+use crate::nn::lstm::Lstm;
 use crate::scale::Scale;
 use crate::tasks::finetune::HEAD_INIT;
 use crate::tasks::finetune::{
     accuracy, mix, predict_classes, train_with_selection, EpochPlan, LrSchedule, OptimSettings, TrainOutcome,
 };
-use crate::tasks::lstm::Lstm;
 
 /// Number of NLI classes (see [`crate::tasks::nli::CLASS_NAMES`]).
 pub const CLASSES: usize = crate::tasks::nli::CLASSES;

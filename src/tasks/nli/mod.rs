@@ -30,9 +30,9 @@ use tch::{nn, nn::Module, nn::VarStore, Kind, Tensor};
 use crate::analysis::language::{shifted_hidden, shifted_hiddens};
 use crate::device::Compute;
 use crate::error::{Error, Result};
-use crate::features::batch::padded;
-use crate::model::dropout::dropout;
 use crate::model::MlmModel;
+use crate::nn::batch::padded;
+use crate::nn::dropout::dropout;
 use crate::scale::Scale;
 use crate::tasks::finetune::{
     accuracy, apply_freeze, check_fit, mix, predict_classes, train_with_selection, FreezeReport, LrSchedule,
@@ -300,7 +300,7 @@ impl NliFinetune {
     ) -> Result<Vec<Vec<bool>>> {
         let lens: Vec<usize> = items.iter().map(|it| it.ids.len()).collect();
         let mut hits = vec![vec![false; items.len()]; alphas.len()];
-        for batch in crate::features::batch::length_batches(&lens, batch_tokens) {
+        for batch in crate::nn::batch::length_batches(&lens, batch_tokens) {
             let rows: Vec<&[i64]> = batch.iter().map(|&i| items[i].ids.as_slice()).collect();
             let (ids, mask, _) = padded(&rows, self.pad, self.compute.device);
             let classes = tch::no_grad(|| {

@@ -68,8 +68,8 @@ use tch::{nn, nn::Module, nn::VarStore, Device, Kind, Reduction, Tensor};
 
 use crate::device::Compute;
 use crate::error::{Error, Result};
-use crate::features::batch::length_batches;
-use crate::model::dropout::dropout;
+use crate::nn::batch::length_batches;
+use crate::nn::dropout::dropout;
 use crate::scale::Scale;
 use crate::tasks::backbone::Backbone;
 use crate::tasks::finetune::{mix, train_with_selection, FreezeReport, LrSchedule, TrainOutcome, HEAD_INIT};

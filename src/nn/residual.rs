@@ -1,6 +1,6 @@
 //! Where a block's LayerNorm sits around its residual connection: BERT's post-LN (Devlin et al. 2019),
 //! `LayerNorm(x + f(x))`, or pre-LN (Xiong et al. 2020, "On Layer Normalization in the Transformer Architecture"),
-//! `x + f(LayerNorm(x))` ([`super::ModelConfig::pre_ln`]). `f` is the block (attention or feed-forward) with its
+//! `x + f(LayerNorm(x))` ([`crate::model::ModelConfig::pre_ln`]). `f` is the block (attention or feed-forward) with its
 //! output dropout; the LayerNorm is the block's own (`….output.LayerNorm`) either way.
 use tch::{nn, nn::Module, Tensor};
 

@@ -25,7 +25,7 @@
 //! `g ← g · min(1, c / (‖g‖₂ + 1e-6))` with `‖g‖₂` the norm of all gradients concatenated.
 //!
 //! **Layout.** By default ([`AdamLayout::Flat`]) the parameters, their gradients and the two moments each live in one
-//! flat buffer ([`crate::train::flat`]), and the clipping and the update run as about ten kernels on the buffers,
+//! flat buffer ([`crate::nn::flat`]), and the clipping and the update run as about ten kernels on the buffers,
 //! whatever the number of parameters; the update is elementwise the same arithmetic as parameter by parameter. The
 //! norm is then one f32 reduction over all gradients, where the per-parameter layout reduces each gradient in f32 and
 //! combines the norms in f64 (the two agree to f32 rounding). Until every parameter has a gradient (a language's own
@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use tch::{nn::VarStore, Kind, Tensor};
 
 use crate::error::{Error, Result};
-use crate::train::flat::FlatParams;
+use crate::nn::flat::FlatParams;
 
 /// Warm-up + inverse square-root learning-rate schedule (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -101,7 +101,7 @@ struct FlatAdam {
 
 impl Adam {
     /// Adam over the trainable variables of `vs`, with PyTorch's defaults and zero moments, in the flat layout
-    /// when the variables allow it (moving them into one buffer: see [`crate::train::flat`]).
+    /// when the variables allow it (moving them into one buffer: see [`crate::nn::flat`]).
     pub fn new(vs: &VarStore) -> Self {
         Adam::with_layout(vs, AdamLayout::Flat)
     }
@@ -132,7 +132,7 @@ impl Adam {
         Adam { beta1: 0.9, beta2: 0.999, eps: 1e-8, step: 0, params, exp_avg, exp_avg_sq, flat, flat_steps: 0 }
     }
 
-    /// The layout in use (`PerParameter` also once the flat buffers were given up: [`crate::train::flat`]).
+    /// The layout in use (`PerParameter` also once the flat buffers were given up: [`crate::nn::flat`]).
     pub fn layout(&self) -> AdamLayout {
         if self.flat.as_ref().is_some_and(|f| f.buffers.is_active()) {
             AdamLayout::Flat

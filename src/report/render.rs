@@ -371,7 +371,7 @@ mod tests {
             "4 MLMs: 4 layers × 128 wide, 4 heads, pre-trained on 6000 steps × 32 × 64 = 12M tokens, 12.5 % masked \
              or 6000 steps × 32 × 64 = 12M tokens, 15 % masked or 6000 steps × 32 × 64 = 12M tokens, 40 % masked"
         );
-        // A preset's models name their generation of the cpu presets (src/script/generations.rs).
+        // A preset's models name their generation of the cpu presets (src/report/generations.rs).
         let mut preset = trained(4, 128, 4, 1500, 32, 64);
         preset["config"]["train"]["model"]["dropout"] = serde_json::json!(0.1);
         let old = BTreeMap::from([("default-en-fr".to_string(), preset)]);
@@ -490,7 +490,7 @@ mod tests {
                 .collect();
             let figure = sources.iter().position(|s| s.contains("render_record(&record, &out_dir)?")).unwrap();
             let claims = sources.iter().position(|s| {
-                s.contains("use crossling::script::render::{claims_markdown, markdown_display};")
+                s.contains("use crossling::report::render::{claims_markdown, markdown_display};")
                     && s.contains("println!(\"{}\", markdown_display(&claims_markdown(&record)?));")
             });
             assert_eq!(claims, Some(figure + 2), "{name}: the claims cell must follow the figure cell and its heading");

@@ -265,7 +265,7 @@ mod tests {
     #[test]
     fn report_counts_verdicts_and_lists_missing_records() {
         let mut r = FigureRecord {
-            format: crate::script::record::RECORD_FORMAT,
+            format: crate::report::record::RECORD_FORMAT,
             id: "fig7".into(),
             title: "CKA".into(),
             ..Default::default()

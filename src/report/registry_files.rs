@@ -119,7 +119,7 @@ mod tests {
     fn the_table_has_a_row_per_figure_with_its_record_s_claims_and_time() {
         let dir = tempfile::tempdir().unwrap();
         let mut r = FigureRecord {
-            format: crate::script::record::RECORD_FORMAT,
+            format: crate::report::record::RECORD_FORMAT,
             id: "fig7".into(),
             title: "CKA".into(),
             ..Default::default()
