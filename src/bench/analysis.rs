@@ -20,6 +20,9 @@ pub enum BenchAnalysisCommand {
     /// Linear-CKA layer × layer grid against Kornblith's numpy function applied pair by pair.
     #[command(after_help = "Example:\n  crossling bench cka --threads 2")]
     Cka(BenchCkaArgs),
+    /// Bootstrap replicates of per-layer linear CKA: the form crossling chooses against the feature-space form.
+    #[command(after_help = "Example:\n  crossling bench cka-bootstrap --threads 2")]
+    CkaBootstrap(BenchCkaBootstrapArgs),
     /// CSLS top-k for every source row against a blocked MUSE-style PyTorch implementation.
     #[command(after_help = "Example:\n  crossling bench csls --threads 2")]
     Csls(BenchCslsArgs),
@@ -39,6 +42,24 @@ pub struct BenchCkaArgs {
     /// Layers in each stack.
     #[arg(long, default_value_t = 9)]
     layers: i64,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args)]
+pub struct BenchCkaBootstrapArgs {
+    /// Rows (sentences) per layer (the real-model sentence figure: 1,000).
+    #[arg(long, default_value_t = 1000)]
+    n: i64,
+    /// Width of each layer (e5-small: 384).
+    #[arg(long, default_value_t = 384)]
+    d: i64,
+    /// Layers (e5-small has 13 with the embeddings).
+    #[arg(long, default_value_t = 4)]
+    layers: i64,
+    /// Bootstrap resamples.
+    #[arg(long, default_value_t = 1000)]
+    resamples: usize,
     #[command(flatten)]
     common: Common,
 }
@@ -66,6 +87,7 @@ pub struct BenchCslsArgs {
 pub fn run(cmd: BenchAnalysisCommand) -> Result<()> {
     match cmd {
         BenchAnalysisCommand::Cka(a) => bench_cka(a),
+        BenchAnalysisCommand::CkaBootstrap(a) => bench_cka_bootstrap(a),
         BenchAnalysisCommand::Csls(a) => bench_csls(a),
         BenchAnalysisCommand::Features(a) => super::features::run(a),
     }
@@ -169,6 +191,52 @@ fn bench_cka(a: BenchCkaArgs) -> Result<()> {
             r32 / ours,
             cpu("cpu_seconds_f32") / ours_cpu,
             diff("grid_f32")
+        );
+    }
+    Ok(())
+}
+
+fn bench_cka_bootstrap(a: BenchCkaBootstrapArgs) -> Result<()> {
+    use crossling::analysis::cka_bootstrap::{replicates_in, Form};
+    let t = threads(&a.common);
+    tch::set_num_threads(t as i32);
+    let dev = device(&a.common)?;
+    let xs = randn(&[a.layers, a.n, a.d], a.common.seed).to_device(dev);
+    let ys = (&xs * 0.5 + randn(&[a.layers, a.n, a.d], a.common.seed + 1).to_device(dev)) + 2.0;
+    let chosen = Form::choose(a.n, a.d, a.d);
+    let time = |form: Form| -> Result<(Vec<Vec<f64>>, f64, f64)> {
+        sync(dev);
+        let (start, cpu0) = (Instant::now(), cpu_seconds());
+        let reps = replicates_in(form, &xs, &ys, a.resamples, 7, |_| {})?;
+        sync(dev);
+        Ok((reps, start.elapsed().as_secs_f64(), cpu_seconds() - cpu0))
+    };
+    let _warm = replicates_in(chosen, &xs.narrow(0, 0, 1), &ys.narrow(0, 0, 1), 8, 7, |_| {})?;
+    let (ours, ours_s, ours_cpu) = time(chosen)?;
+    let (reference, ref_s, ref_cpu) = time(Form::FeatureSpace)?;
+    let max_diff =
+        ours.iter().flatten().zip(reference.iter().flatten()).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+    let report = json!({
+        "bench": "cka-bootstrap", "layers": a.layers, "n": a.n, "d": a.d, "resamples": a.resamples, "threads": t,
+        "device": device_name(dev), "form": format!("{chosen:?}"), "crossling_seconds": ours_s,
+        "crossling_cpu_seconds": ours_cpu, "feature_space_seconds": ref_s, "feature_space_cpu_seconds": ref_cpu,
+        "speedup": ref_s / ours_s, "max_abs_diff": max_diff,
+    });
+    if a.common.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
+            "CKA bootstrap, {} layers of {} × {}, {} resamples, {t} threads, {}",
+            a.layers,
+            a.n,
+            a.d,
+            a.resamples,
+            device_name(dev)
+        );
+        println!("  crossling ({chosen:?})   {ours_s:.3} s wall, {ours_cpu:.2} s CPU");
+        println!(
+            "  feature space (gathered resamples, weighted) {ref_s:.3} s wall, {ref_cpu:.2} s CPU   ratio {:.2}× wall   max |Δ| {max_diff:.2e}",
+            ref_s / ours_s
         );
     }
     Ok(())
