@@ -278,6 +278,105 @@ def figure_notebook(f):
     return with_ids(nb, fid)
 
 
+# The records of both studies' analyses on one pretrained encoder (scripts/real/ and liu-table4 with a given model;
+# docs/usage/models.md). Per record: its file name, the script, the name the script gives the model, and what of the
+# studies it reads.
+REAL = [
+    ("language", "real/language.rhai", "real",
+     "Liu §4.1: means of language per layer and how separable the languages are by layer"),
+    ("sentence", "real/sentence.rhai", "real",
+     "Emerging §5 at sentence level: Tatoeba retrieval per layer with and without a Procrustes map (Figure 6) and "
+     "linear CKA between languages with the random-encoder lower bound (Figure 7)"),
+    ("word", "real/word.rhai", "real",
+     "Emerging §5.1.2 at word level: contextual word alignment per layer with the MUSE dictionaries (Figure 4's "
+     "contextual panel)"),
+    ("transfer", "real/transfer.rhai", "real",
+     "Emerging Table 1's Default row: zero-shot XNLI, NER and parsing en→fr/de/ru/zh with English dev beside "
+     "(the committed record combines 3 fine-tuning seeds: `--seeds 3`)"),
+    ("liu-table4", "liu-table4.rhai", "mbert",
+     "Liu §4.3, Table 4: the mean-difference shift inside zero-shot XNLI, α chosen on half of dev, the α = 0 row "
+     "beside it"),
+]
+
+
+def real_notebook():
+    cells = [new_markdown_cell(
+        "# Both studies on a pretrained multilingual encoder\n\n"
+        f"The analyses of {EMERGING} and of {LIU} that need an encoder alone, run on one pretrained model from the "
+        "registry (`crossling models list`; default `e5-small`, set `$CROSSLING_REAL_MODEL` for another name or a "
+        "Hugging Face folder). Each section shows a record of `figures/real/MODEL/` with its figure and the "
+        "studies' claims with our verdicts, as they read for one pretrained model; REPRODUCTION.md's section "
+        "*On pretrained encoders* gathers them. What each record cost is in its provenance and in "
+        "[docs/usage/models.md](../docs/usage/models.md).\n\n"
+        "By default the notebook reads the committed records, so it runs in seconds; with `$CROSSLING_REAL_RERUN` "
+        "set it runs each script again through the library (as `cargo run --release -- run scripts/real/NAME.rhai "
+        "--model real=MODEL --out figures/real/MODEL` does; the transfer and Table 4 fine-tunings take hours on two "
+        "cores). The model's caveats are printed below: read every number with them.")]
+    cells.append(new_code_cell(':dep crossling = { path = ".." }'))
+    cells.append(new_code_cell(
+        "use std::path::{Path, PathBuf};\n"
+        "use crossling::figures;\n"
+        "use crossling::model::registry;\n"
+        "use crossling::report::record::FigureRecord;\n"
+        "use crossling::report::render::{claims_markdown, markdown_display, notebook_display, render_record};\n"
+        "use crossling::script::runner::{run_script, RunOptions};\n"
+        "\n"
+        'let model = std::env::var("CROSSLING_REAL_MODEL").unwrap_or_else(|_| "e5-small".to_string());\n'
+        'let rerun = std::env::var_os("CROSSLING_REAL_RERUN").is_some();\n'
+        'let scale: crossling::Scale = std::env::var("CROSSLING_SCALE").unwrap_or_else(|_| "cpu".to_string()).parse()?;\n'
+        'let project = std::fs::canonicalize("..")?;\n'
+        "let name = Path::new(&model).file_name().map_or(model.clone(), |n| n.to_string_lossy().into_owned());\n"
+        "let out_dir = match scale {\n"
+        '    crossling::Scale::Cpu => project.join("figures").join("real").join(&name),\n'
+        '    _ => project.join("out").join("notebooks").join(scale.name()).join("real").join(&name),\n'
+        "};\n"
+        "if let Ok(e) = registry::entry(&model) {\n"
+        '    println!("{}: {}\\nsource: {}\\nlicence: {}\\ncite: {}\\ncaveats: {}", e.name, e.description,\n'
+        "             e.source.describe(), e.licence, e.citation, e.caveats);\n"
+        "}\n"
+        'println!("records: {}", out_dir.strip_prefix(&project).unwrap_or(&out_dir).display());\n'
+        "\n"
+        "/// The record `id` of `out_dir`: the committed one, or (with `rerun`, or when there is none) the script run\n"
+        "/// again with the model given under `given` (`--model given=MODEL`).\n"
+        "fn record_of(\n"
+        "    id: &str, script: &str, given: &str, model: &str, scale: crossling::Scale, out_dir: &Path, rerun: bool,\n"
+        ") -> Result<FigureRecord, Box<dyn std::error::Error>> {\n"
+        '    let path = out_dir.join(format!("{id}.json"));\n'
+        "    if !rerun && path.is_file() {\n"
+        "        return Ok(FigureRecord::load(&path)?);\n"
+        "    }\n"
+        "    let mut opts = RunOptions::figure(scale, out_dir.to_path_buf());\n"
+        '    opts.seeds = std::env::var("CROSSLING_SEEDS").map_or(Ok(1), |s| s.parse::<usize>())?.max(1);\n'
+        "    opts.given_models = [(given.to_string(), registry::resolve(model)?)].into();\n"
+        "    Ok(run_script(&figures::scripts_dir().join(script), id, &opts)?)\n"
+        "}\n"
+        "\n"
+        "/// Its figure or table, the claims with their verdicts, and where it came from.\n"
+        "fn show(record: &FigureRecord, out_dir: &Path) -> Result<(), Box<dyn std::error::Error>> {\n"
+        "    for file in render_record(record, out_dir)? {\n"
+        "        if let Some(block) = notebook_display(&file)? {\n"
+        '            println!("{block}");\n'
+        "        }\n"
+        "    }\n"
+        '    println!("{}", markdown_display(&claims_markdown(record)?));\n'
+        "    let p = &record.provenance;\n"
+        '    println!("{}\\n\\n{} scale, seeds {:?}, {:.0} s, revision {}", record.caption, p.scale, p.seeds_used(),\n'
+        "             p.wall_time_s, p.revision);\n"
+        "    Ok(())\n"
+        "}"))
+    for rid, script, given, what in REAL:
+        cells.append(new_markdown_cell(
+            f"## {rid}\n\n{what}. Script: `scripts/{script}`; made with "
+            + (f"`cargo run --release -- run scripts/{script} --model real=MODEL --out figures/real/MODEL`."
+               if given == "real" else
+               f"`cargo run --release -- figure liu-table4 --model mbert=MODEL --out figures/real/MODEL`.")))
+        cells.append(new_code_cell(
+            f'let record = record_of("{rid}", "{script}", "{given}", &model, scale, &out_dir, rerun)?;\n'
+            "show(&record, &out_dir)?;"))
+    nb = new_notebook(cells=cells, metadata={"kernelspec": KERNELSPEC, "language_info": LANGUAGE_INFO})
+    return with_ids(nb, "real")
+
+
 def index_notebook(made, missing):
     def row(f):
         name = f"[{f['id']}]({f['id']}.ipynb)" if f["id"] in made else f"{f['id']} (no script yet)"
@@ -297,6 +396,8 @@ def index_notebook(made, missing):
             "experiment.\n\n"
             f"## Emerging\n\n{EMERGING}.\n\n" + head + emerging + "\n\n"
             f"## Liu\n\n{LIU}.\n\n" + head + liu + "\n\n"
+            "## On a pretrained encoder\n\n[real](real.ipynb): both studies' analyses that need an encoder alone, "
+            "on the registry's `e5-small` (records in `figures/real/e5-small/`).\n\n"
             "## crossling's own measurements\n\nNot figures of the studies: the evidence for the `cpu` regime "
             "(issue 25) and the synthetic pair en–enx.\n\n" + head.replace("in the paper", "issue") + own + "\n\n"
             "Times are the registry's latest measured wall times at `cpu` scale on this project's 2-core machine "
@@ -346,30 +447,35 @@ def index_notebook(made, missing):
                     "index")
 
 
-# The code cells of one figure notebook as a Rust function in tests/, so `cargo test` compiles what the notebooks run
-# (check.sh runs them but needs Jupyter and evcxr, so it is not part of `cargo test`; an API change once broke every
-# notebook's run cell unnoticed). table1's notebook has every kind of cell, the library call included.
-COMPILED_NOTEBOOK = "table1"
+# The code cells of notebooks as Rust functions in tests/, so `cargo test` compiles what the notebooks run (check.sh
+# runs them but needs Jupyter and evcxr, so it is not part of `cargo test`; an API change once broke every notebook's
+# run cell unnoticed). table1's notebook has every kind of figure-notebook cell, the library call included; real's
+# reads and re-runs the pretrained-encoder records.
+COMPILED_NOTEBOOKS = ["table1", "real"]
 COMPILED_PATH = ROOT / "tests" / "notebook_cells.rs"
 
 
-def compiled_cells(nb):
-    body = []
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        body += indented(line for line in cell.source.split("\n") if not line.startswith(":dep "))
+def compiled_cells(notebooks):
+    functions = []
+    for name, nb in notebooks:
+        body = []
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            body += indented(line for line in cell.source.split("\n") if not line.startswith(":dep "))
+        functions.append(
+            "#[rustfmt::skip]\n"
+            f"fn {name.replace('-', '_')}_notebook() -> Result<(), Box<dyn std::error::Error>> {{\n"
+            + "\n".join(body)
+            + "\n    Ok(())\n}\n")
+    names = " and ".join(f"notebooks/{n}.ipynb" for n, _ in notebooks)
     return (
-        f"//! Generated by notebooks/build.py from notebooks/{COMPILED_NOTEBOOK}.ipynb; do not edit. The notebook's code\n"
-        "//! cells (setup, script, run, figure, claims, the library call, values) as one function, so `cargo test` compiles\n"
-        "//! what every figure notebook runs and an API change that breaks the notebooks fails the build here\n"
-        "//! (`notebooks/check.sh` executes them, but needs Jupyter and evcxr and is not part of `cargo test`). Nothing\n"
-        "//! runs: the function needs a real run's data and models; compiling is the check.\n"
+        f"//! Generated by notebooks/build.py from {names}; do not edit. Each notebook's code cells as one\n"
+        "//! function, so `cargo test` compiles what the notebooks run and an API change that breaks them fails the build\n"
+        "//! here (`notebooks/check.sh` executes them, but needs Jupyter and evcxr and is not part of `cargo test`).\n"
+        "//! Nothing runs: the functions need a real run's data and models; compiling is the check.\n"
         "#![allow(dead_code, unused_variables, unused_imports, clippy::all)]\n\n"
-        "#[rustfmt::skip]\n"
-        f"fn {COMPILED_NOTEBOOK.replace('-', '_')}_notebook() -> Result<(), Box<dyn std::error::Error>> {{\n"
-        + "\n".join(body)
-        + "\n    Ok(())\n}\n"
+        + "\n".join(functions)
     )
 
 
@@ -415,6 +521,7 @@ def main(argv):
         else:
             missing.append(f["id"])
     wanted[HERE / "index.ipynb"] = index_notebook(made, missing)
+    wanted[HERE / "real.ipynb"] = real_notebook()
     known = {f["id"] for f in FIGURES}
     extra = sorted(p.stem for p in SCRIPTS.glob("*.rhai") if p.stem not in known)
     for path, nb in wanted.items():
@@ -428,7 +535,7 @@ def main(argv):
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
             print(f"wrote {path.relative_to(ROOT)}")
-    compiled = compiled_cells(wanted[HERE / f"{COMPILED_NOTEBOOK}.ipynb"])
+    compiled = compiled_cells([(n, wanted[HERE / f"{n}.ipynb"]) for n in COMPILED_NOTEBOOKS])
     if check:
         if not COMPILED_PATH.exists() or COMPILED_PATH.read_text(encoding="utf-8") != compiled:
             stale.append(str(COMPILED_PATH.relative_to(ROOT)))
