@@ -8,23 +8,12 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crossling::arrays::stream::read_metadata;
-use crossling::model::{LoadedModel, ModelConfig};
-use crossling::text::tokenize::{AnchorScheme, CrossTokenizer, TokenizerSpec};
+use crossling::model::LoadedModel;
 use tch::{Device, Kind, Tensor};
 
 /// A checkpoint folder `dir/ckpt` (config.json + model.safetensors) with its tokenizer in `dir/ckpt/tokenizer`.
 fn checkpoint(dir: &Path) -> std::path::PathBuf {
-    let en = dir.join("en.txt");
-    std::fs::write(&en, "the cat sat on the mat . a dog ran to the house , the cats sat\n".repeat(20)).unwrap();
-    let tok = CrossTokenizer::train(&TokenizerSpec::new(AnchorScheme::Joint, 50), &[("en".into(), en)]).unwrap();
-    let cfg = ModelConfig {
-        vocab_size: tok.vocab_size(),
-        hidden: 16,
-        layers: 2,
-        heads: 2,
-        max_positions: 16,
-        ..ModelConfig::default()
-    };
+    let (tok, cfg) = common::tiny_english(dir, 16);
     common::save_checkpoint(dir, &tok, &cfg)
 }
 

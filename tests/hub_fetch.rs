@@ -3,6 +3,8 @@
 //! the folder, records every file's sha256 and opens as the served model does; a file whose content differs from its
 //! pin, a connection cut halfway through a file, an endpoint that does not answer and `offline` each stop with a
 //! one-line error that names what was expected, and leave nothing in the model cache (no folder, no staging folder).
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -10,7 +12,6 @@ use std::path::{Path, PathBuf};
 use crossling::model::hf::export_hf;
 use crossling::model::registry::{fetch_entry, verify_folder, Entry, FetchOptions, HubFile, Source};
 use crossling::model::{LoadedModel, MlmModel, ModelConfig, ModelTokenizer};
-use crossling::text::tokenize::{AnchorScheme, CrossTokenizer, TokenizerSpec};
 use sha2::{Digest, Sha256};
 use tch::{nn::VarStore, Device, Kind, Tensor};
 
@@ -18,19 +19,8 @@ const REVISION: &str = "0123456789abcdef0123456789abcdef01234567";
 
 /// A tiny BERT exported as a Hugging Face folder (`dir/served`).
 fn served_model(dir: &Path) -> PathBuf {
-    let en = dir.join("en.txt");
-    std::fs::write(&en, "the cat sat on the mat . a dog ran to the house\n".repeat(30)).unwrap();
-    let tok = CrossTokenizer::train(&TokenizerSpec::new(AnchorScheme::Joint, 50), &[("en".into(), en)]).unwrap();
-    let cfg = ModelConfig {
-        vocab_size: tok.vocab_size(),
-        hidden: 16,
-        layers: 2,
-        heads: 2,
-        ffn: Some(32),
-        max_positions: 32,
-        languages: vec!["en".into()],
-        ..ModelConfig::default()
-    };
+    let (tok, cfg) = common::tiny_english(dir, 32);
+    let cfg = ModelConfig { languages: vec!["en".into()], ..cfg };
     tch::manual_seed(5);
     let vs = VarStore::new(Device::Cpu);
     MlmModel::new(&vs.root(), &cfg).unwrap();

@@ -51,50 +51,42 @@ pub fn fetch_checked(
     label: &str,
     progress: bool,
 ) -> std::result::Result<(), Failure> {
-    let result = stream(url, tmp, want_bytes, want_sha256, label, progress);
+    let stream = || -> std::result::Result<(), Failure> {
+        let (mut body, len) = open_url(url).map_err(Failure::Unreachable)?;
+        let bar = progress_bar(progress, len.unwrap_or(want_bytes), label);
+        let mut out = File::create(tmp).map_err(|e| Failure::Io(Error::io(tmp, e)))?;
+        let mut hasher = Sha256::new();
+        let mut total = 0u64;
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = match body.read(&mut buf) {
+                Ok(n) => n,
+                Err(e) => return Err(Failure::Cut { got: total, want: want_bytes, reason: e.to_string() }),
+            };
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+            out.write_all(&buf[..n]).map_err(|e| Failure::Io(Error::io(tmp, e)))?;
+            total += n as u64;
+            bar.set_position(total);
+        }
+        out.sync_all().map_err(|e| Failure::Io(Error::io(tmp, e)))?;
+        bar.finish_and_clear();
+        if total < want_bytes && len.is_some_and(|l| total < l) {
+            return Err(Failure::Cut { got: total, want: want_bytes, reason: "the body ended early".into() });
+        }
+        let sha256 = hex::encode(hasher.finalize());
+        if total != want_bytes || sha256 != want_sha256 {
+            return Err(Failure::Mismatch { got: total, sha256 });
+        }
+        Ok(())
+    };
+    let result = stream();
     if result.is_err() {
         let _ = std::fs::remove_file(tmp);
     }
     result
-}
-
-fn stream(
-    url: &str,
-    tmp: &Path,
-    want_bytes: u64,
-    want_sha256: &str,
-    label: &str,
-    progress: bool,
-) -> std::result::Result<(), Failure> {
-    let (mut body, len) = open_url(url).map_err(Failure::Unreachable)?;
-    let bar = progress_bar(progress, len.unwrap_or(want_bytes), label);
-    let mut out = File::create(tmp).map_err(|e| Failure::Io(Error::io(tmp, e)))?;
-    let mut hasher = Sha256::new();
-    let mut total = 0u64;
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = match body.read(&mut buf) {
-            Ok(n) => n,
-            Err(e) => return Err(Failure::Cut { got: total, want: want_bytes, reason: e.to_string() }),
-        };
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-        out.write_all(&buf[..n]).map_err(|e| Failure::Io(Error::io(tmp, e)))?;
-        total += n as u64;
-        bar.set_position(total);
-    }
-    out.sync_all().map_err(|e| Failure::Io(Error::io(tmp, e)))?;
-    bar.finish_and_clear();
-    if total < want_bytes && len.is_some_and(|l| total < l) {
-        return Err(Failure::Cut { got: total, want: want_bytes, reason: "the body ended early".into() });
-    }
-    let sha256 = hex::encode(hasher.finalize());
-    if total != want_bytes || sha256 != want_sha256 {
-        return Err(Failure::Mismatch { got: total, sha256 });
-    }
-    Ok(())
 }
 
 /// Opens an `https://`, `http://` or `file://` URL for streaming; returns the body and its length when known.

@@ -478,7 +478,13 @@ mod tests {
             if !name.ends_with(".ipynb") || name == "index.ipynb" {
                 continue;
             }
-            let nb: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let text = std::fs::read_to_string(&path).unwrap();
+            if name == "real.ipynb" {
+                // Not a figure notebook: its one `show` helper renders each record and then its claims.
+                assert!(text.contains("render_record(record, out_dir)?") && text.contains("claims_markdown(record)?"));
+                continue;
+            }
+            let nb: Value = serde_json::from_str(&text).unwrap();
             let sources: Vec<String> = nb["cells"]
                 .as_array()
                 .unwrap()

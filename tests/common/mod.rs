@@ -48,6 +48,27 @@ pub fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
+/// A tiny English setup in `dir`: a joint BPE of 50 merges trained on a repeated English line (`dir/en.txt`) and a
+/// 2-layer, 16-wide, 2-head config over its vocabulary with `max_positions` positions.
+pub fn tiny_english(
+    dir: &Path,
+    max_positions: usize,
+) -> (crossling::text::tokenize::CrossTokenizer, crossling::model::ModelConfig) {
+    use crossling::text::tokenize::{AnchorScheme, CrossTokenizer, TokenizerSpec};
+    let en = dir.join("en.txt");
+    std::fs::write(&en, "the cat sat on the mat . a dog ran to the house , the cats sat\n".repeat(20)).unwrap();
+    let tok = CrossTokenizer::train(&TokenizerSpec::new(AnchorScheme::Joint, 50), &[("en".into(), en)]).unwrap();
+    let cfg = crossling::model::ModelConfig {
+        vocab_size: tok.vocab_size(),
+        hidden: 16,
+        layers: 2,
+        heads: 2,
+        max_positions,
+        ..crossling::model::ModelConfig::default()
+    };
+    (tok, cfg)
+}
+
 /// Saves a randomly initialised (seed 3) model of `cfg` with `tok` as a crossling checkpoint `dir/ckpt`
 /// (config.json + model.safetensors, tokenizer in `dir/ckpt/tokenizer`).
 pub fn save_checkpoint(

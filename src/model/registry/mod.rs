@@ -337,6 +337,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_pin_is_well_formed() {
+        let hex =
+            |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+        for e in &ENTRIES {
+            match e.source {
+                Source::Wheel { wheel_sha256, member_sha256, .. } => {
+                    assert!(hex(wheel_sha256, 64) && hex(member_sha256, 64), "{}", e.name);
+                }
+                Source::Hub { repo, revision, files } => {
+                    assert!(repo.contains('/') && hex(revision, 40), "{}: {repo}@{revision}", e.name);
+                    let mut paths: Vec<&str> = files.iter().map(|f| f.path).collect();
+                    paths.sort();
+                    paths.dedup();
+                    assert_eq!(paths.len(), files.len(), "{}: a file pinned twice", e.name);
+                    for need in ["config.json", "tokenizer.json"] {
+                        assert!(paths.contains(&need), "{}: no {need}", e.name);
+                    }
+                    assert!(paths.iter().any(|p| p.ends_with(".safetensors")), "{}: no safetensors weights", e.name);
+                    assert!(files.iter().all(|f| f.bytes > 0 && hex(f.sha256, 64)), "{}", e.name);
+                    assert!(e.source.describe().contains(revision));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn unknown_names_list_the_known_ones() {
         let e = entry("mbert-base").unwrap_err().to_string();
         assert!(e.contains("no model 'mbert-base' in the registry (known: e5-small, xlm-roberta-base)"), "{e}");
