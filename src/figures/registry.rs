@@ -255,7 +255,7 @@ pub const FIGURES: &[FigureInfo] = &[
                 head turns the output into the target language; the convert rate rises with alpha.",
         data: "XNLI dev",
         models: "the `multilingual` model (big data size), or any HF BERT given as `mbert`",
-        budget: Budget { smoke: Some("5.7 s"), cpu: Some("3,917.2 s, 3 seeds"), paper: NOT_RUN },
+        budget: Budget { smoke: Some("5.7 s"), cpu: Some("about 1 h 45 min from an empty cache, one seed: the 18,000-step model 1 h 41 min (one thread, beside other runs), the MDS grids 8.5 min"), paper: NOT_RUN },
     },
     FigureInfo {
         id: "liu-fig8",
@@ -267,7 +267,7 @@ pub const FIGURES: &[FigureInfo] = &[
                 direction's best layer rises from alpha = 0 and peaks at an intermediate alpha.",
         data: "the MDS grid of liu-fig7 (cached)",
         models: "liu-fig7's",
-        budget: Budget { smoke: Some("< 1 s"), cpu: Some("160 s, grids cached"), paper: NOT_RUN },
+        budget: Budget { smoke: Some("< 1 s"), cpu: Some("34.8 s, grids cached"), paper: NOT_RUN },
     },
     FigureInfo {
         id: "liu-table1",
@@ -278,7 +278,7 @@ pub const FIGURES: &[FigureInfo] = &[
         claim: "Sample outputs of MDS token translation at each direction's best layer and alpha.",
         data: "the MDS grid of liu-fig7 (cached)",
         models: "liu-fig7's",
-        budget: Budget { smoke: Some("< 1 s"), cpu: Some("54 s, grids cached"), paper: NOT_RUN },
+        budget: Budget { smoke: Some("< 1 s"), cpu: Some("16.6 s, grids cached"), paper: NOT_RUN },
     },
     FigureInfo {
         id: "liu-table2",
@@ -290,7 +290,7 @@ pub const FIGURES: &[FigureInfo] = &[
                 (alpha = 0).",
         data: "the MDS grid of liu-fig7 (cached)",
         models: "liu-fig7's",
-        budget: Budget { smoke: Some("< 1 s"), cpu: Some("39 s, grids cached"), paper: NOT_RUN },
+        budget: Budget { smoke: Some("< 1 s"), cpu: Some("11.2 s, grids cached"), paper: NOT_RUN },
     },
     FigureInfo {
         id: "liu-table3",
@@ -301,7 +301,7 @@ pub const FIGURES: &[FigureInfo] = &[
         claim: "The sizes of the per-language token sets that define the convert rate, and their overlap.",
         data: "the MDS grid of liu-fig7 (cached)",
         models: "liu-fig7's",
-        budget: Budget { smoke: Some("< 1 s"), cpu: Some("6 s, grids cached"), paper: NOT_RUN },
+        budget: Budget { smoke: Some("< 1 s"), cpu: Some("1.7 s, grids cached"), paper: NOT_RUN },
     },
     FigureInfo {
         id: "liu-table4",
@@ -314,6 +314,6 @@ pub const FIGURES: &[FigureInfo] = &[
                 at the top of the frozen half at test time.",
         data: "MNLI; XNLI dev en/fr/de/ru/zh",
         models: "the `multilingual` model (or `mbert`)",
-        budget: Budget { smoke: Some("1.9 s"), cpu: Some("841.0 s, model cached"), paper: NOT_RUN },
+        budget: Budget { smoke: Some("1.9 s"), cpu: Some("6,888.9 s from an empty cache on one thread beside other runs (the 18,000-step model 1 h 41 min)"), paper: NOT_RUN },
     },
 ];
