@@ -75,20 +75,12 @@ impl Form {
     }
 }
 
-/// One layer's replicates in sample space (see the module docs).
+/// The resamples as count matrices, [`SAMPLE_SPACE_BATCH`] at a time: row `r` holds how often resample `r` drew each
+/// of the `n` rows (f64, on `device`).
 /// # Shapes
-/// `x` [n, d1], `y` [n, d2] → `resamples` values.
-fn sample_space_layer(x: &Tensor, y: &Tensor, draws: &[usize], n: usize, resamples: usize) -> Result<Vec<f64>> {
-    let centre = |t: &Tensor| {
-        let t = t.to_kind(Kind::Double);
-        &t - t.mean_dim([0i64].as_slice(), true, Kind::Double)
-    };
-    let (x, y) = (centre(x), centre(y));
-    let k = x.matmul(&x.tr());
-    let l = y.matmul(&y.tr());
-    let kernels = Tensor::cat(&[&k, &l, &(&k * &l), &(&k * &k), &(&l * &l)], 1); // [n, 5n]
-    let nf = n as f64;
-    let mut out = Vec::with_capacity(resamples);
+/// → each `[resamples in the batch, n]`.
+fn count_batches(draws: &[usize], n: usize, resamples: usize, device: Device) -> Vec<Tensor> {
+    let mut out = Vec::new();
     let mut start = 0;
     while start < resamples {
         let b = SAMPLE_SPACE_BATCH.min(resamples - start);
@@ -98,11 +90,32 @@ fn sample_space_layer(x: &Tensor, y: &Tensor, draws: &[usize], n: usize, resampl
                 counts[r * n + i] += 1.0;
             }
         }
-        let c = Tensor::from_slice(&counts).view([b as i64, n as i64]).to_device(x.device());
+        out.push(Tensor::from_slice(&counts).view([b as i64, n as i64]).to_device(device));
+        start += b;
+    }
+    out
+}
+
+/// One layer's replicates in sample space (see the module docs), one value per row of each count batch.
+/// # Shapes
+/// `x` [n, d1], `y` [n, d2], each of `counts` [b, n] → Σ b values.
+fn sample_space_layer(x: &Tensor, y: &Tensor, counts: &[Tensor]) -> Result<Vec<f64>> {
+    let centre = |t: &Tensor| {
+        let t = t.to_kind(Kind::Double);
+        &t - t.mean_dim([0i64].as_slice(), true, Kind::Double)
+    };
+    let (x, y) = (centre(x), centre(y));
+    let n = x.size()[0];
+    let k = x.matmul(&x.tr());
+    let l = y.matmul(&y.tr());
+    let kernels = Tensor::cat(&[&k, &l, &(&k * &l), &(&k * &k), &(&l * &l)], 1); // [n, 5n]
+    let nf = n as f64;
+    let mut out = Vec::new();
+    for c in counts {
         let prod = c.matmul(&kernels); // [b, 5n]
-        let part = |j: i64| prod.narrow(1, j * n as i64, n as i64);
+        let part = |j: i64| prod.narrow(1, j * n, n);
         let (kc, lc) = (part(0), part(1));
-        let dot = |t: &Tensor| (&c * t).sum_dim_intlist([1i64].as_slice(), false, Kind::Double);
+        let dot = |t: &Tensor| (c * t).sum_dim_intlist([1i64].as_slice(), false, Kind::Double);
         let (s_k, s_l) = (dot(&kc), dot(&lc));
         let hsic = |quad: Tensor, a: &Tensor, b2: &Tensor, sa: &Tensor, sb: &Tensor| {
             quad - dot(&(a * b2)) * (2.0 / nf) + sa * sb / (nf * nf)
@@ -111,9 +124,30 @@ fn sample_space_layer(x: &Tensor, y: &Tensor, draws: &[usize], n: usize, resampl
         let xx = hsic(dot(&part(3)), &kc, &kc, &s_k, &s_k);
         let yy = hsic(dot(&part(4)), &lc, &lc, &s_l, &s_l);
         out.extend(to_vec_f64(&(xy / (xx.sqrt() * yy.sqrt())))?);
-        start += b;
     }
     Ok(out)
+}
+
+/// One layer's replicates in feature space, one value per resample of each weighted batch.
+/// # Shapes
+/// `x` [n, d1], `y` [n, d2] (one kind) → Σ resamples values.
+fn feature_space_layer(x: &Tensor, y: &Tensor, batches: &[Batch], n: i64, kind: Kind) -> Result<Vec<f64>> {
+    let mut out = Vec::new();
+    for batch in batches {
+        let xb = weighted_centred(x, batch, n, kind);
+        let yb = weighted_centred(y, batch, n, kind);
+        let xy = batched_cross_sq(&xb, &yb);
+        let xx = batched_cross_sq(&xb, &xb);
+        let yy = batched_cross_sq(&yb, &yb);
+        out.extend(to_vec_f64(&(xy / (xx.sqrt() * yy.sqrt())))?);
+    }
+    Ok(out)
+}
+
+/// The resamples of a run, laid out once for the form that computes every layer's replicates.
+enum Prepared {
+    FeatureSpace(Vec<Batch>),
+    SampleSpace(Vec<Tensor>),
 }
 
 /// A batch of resamples in weighted form: each resample's distinct rows, padded to `rows` with row 0 at count 0.
@@ -230,27 +264,20 @@ pub fn replicates_in(
         return Err(Error::Invalid(format!("CKA needs at least 2 rows, got {n}")));
     }
     let draws = resample_indices(n as usize, resamples, seed)?;
-    let batches =
-        if form == Form::FeatureSpace { batches(&draws, n as usize, resamples, xs.device()) } else { Vec::new() };
+    let prepared = match form {
+        Form::FeatureSpace => Prepared::FeatureSpace(batches(&draws, n as usize, resamples, xs.device())),
+        Form::SampleSpace => Prepared::SampleSpace(count_batches(&draws, n as usize, resamples, xs.device())),
+    };
     let mut out = Vec::with_capacity(l1 as usize);
     for l in 0..l1 {
         let x = matrix_float(&xs.get(l), "CKA X layer")?;
         let y = matrix_float(&ys.get(l), "CKA Y layer")?;
         let kind = compute_kind(&x, &y);
         let (x, y) = (x.to_kind(kind), y.to_kind(kind));
-        let mut layer = Vec::with_capacity(resamples);
-        if form == Form::SampleSpace {
-            layer = sample_space_layer(&x, &y, &draws, n as usize, resamples)?;
-        }
-        for batch in &batches {
-            let xb = weighted_centred(&x, batch, n, kind);
-            let yb = weighted_centred(&y, batch, n, kind);
-            let xy = batched_cross_sq(&xb, &yb);
-            let xx = batched_cross_sq(&xb, &xb);
-            let yy = batched_cross_sq(&yb, &yb);
-            let cka = xy / (xx.sqrt() * yy.sqrt());
-            layer.extend(to_vec_f64(&cka)?);
-        }
+        let layer = match &prepared {
+            Prepared::FeatureSpace(batches) => feature_space_layer(&x, &y, batches, n, kind)?,
+            Prepared::SampleSpace(counts) => sample_space_layer(&x, &y, counts)?,
+        };
         if let Some(v) = layer.iter().find(|v| !v.is_finite()) {
             return Err(Error::Invalid(format!(
                 "CKA replicate of layer {l} is {v}: a resample has a constant side (too few distinct rows)"
