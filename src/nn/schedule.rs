@@ -27,8 +27,9 @@
 //! **Layout.** By default ([`AdamLayout::Flat`]) the parameters, their gradients and the two moments each live in one
 //! flat buffer ([`crate::nn::flat`]), and the clipping and the update run as about ten kernels on the buffers,
 //! whatever the number of parameters; the update is elementwise the same arithmetic as parameter by parameter. The
-//! norm is then one f32 reduction over all gradients, where the per-parameter layout reduces each gradient in f32 and
-//! combines the norms in f64 (the two agree to f32 rounding). Until every parameter has a gradient (a language's own
+//! norm is then reduced over blocks of 1,024 gradients in f32 and combined in f64 ([`crate::nn::flat::l2_norm`]),
+//! where the per-parameter layout reduces each gradient in f32 and combines the norms in f64; both agree with the f64
+//! norm to about 1e-7 (one f32 reduction over a real model's 21 million gradients was off by 9e-4). Until every parameter has a gradient (a language's own
 //! layers before its first batch), and for parameters that cannot share a buffer, the step runs parameter by
 //! parameter ([`AdamLayout::PerParameter`]), skipping parameters without a gradient as PyTorch does.
 //! On the CPU the flat layout's first `sqrt` splits across threads, so [`Adam::with_layout`] first runs
@@ -161,13 +162,13 @@ impl Adam {
 
     /// Scale all gradients so that their global L2 norm is at most `max_norm`; returns the norm before clipping.
     ///
-    /// Flat: one f32 reduction over the gradient buffer. Per parameter: each gradient's norm is a libtorch reduction
-    /// in its own kind (f32), the global norm combines them in f64 (as `torch.nn.utils.clip_grad_norm_` does, without
-    /// copying gradients to f64). One device read-back either way.
+    /// Flat: the gradient buffer reduced in blocks, combined in f64 ([`crate::nn::flat::l2_norm`]). Per parameter: each
+    /// gradient's norm is a libtorch reduction in its own kind (f32), the global norm combines them in f64 (as
+    /// `torch.nn.utils.clip_grad_norm_` does, without copying gradients to f64). One device read-back either way.
     pub fn clip_grad_norm(&mut self, max_norm: f64) -> f64 {
         if let Some(g) = self.flat_grads() {
             return tch::no_grad(|| {
-                let total = g.norm().double_value(&[]);
+                let total = crate::nn::flat::l2_norm(&g).double_value(&[]);
                 let coef = max_norm / (total + 1e-6);
                 if coef < 1.0 {
                     let _ = g.shallow_clone().g_mul_scalar_(coef);
