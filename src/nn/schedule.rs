@@ -28,8 +28,8 @@
 //! flat buffer ([`crate::nn::flat`]), and the clipping and the update run as about ten kernels on the buffers,
 //! whatever the number of parameters; the update is elementwise the same arithmetic as parameter by parameter. The
 //! norm is then reduced over blocks of 1,024 gradients in f32 and combined in f64 ([`crate::nn::flat::l2_norm`]),
-//! where the per-parameter layout reduces each gradient in f32 and combines the norms in f64; both agree with the f64
-//! norm to about 1e-7 (one f32 reduction over a real model's 21 million gradients was off by 9e-4). Until every parameter has a gradient (a language's own
+//! and the per-parameter layout reduces each gradient so and combines the norms in f64; both agree with the f64 norm
+//! to about 1e-7 (one f32 reduction over a real model's 21 million gradients was off by 9e-4). Until every parameter has a gradient (a language's own
 //! layers before its first batch), and for parameters that cannot share a buffer, the step runs parameter by
 //! parameter ([`AdamLayout::PerParameter`]), skipping parameters without a gradient as PyTorch does.
 //! On the CPU the flat layout's first `sqrt` splits across threads, so [`Adam::with_layout`] first runs
@@ -163,8 +163,8 @@ impl Adam {
     /// Scale all gradients so that their global L2 norm is at most `max_norm`; returns the norm before clipping.
     ///
     /// Flat: the gradient buffer reduced in blocks, combined in f64 ([`crate::nn::flat::l2_norm`]). Per parameter: each
-    /// gradient's norm is a libtorch reduction in its own kind (f32), the global norm combines them in f64 (as
-    /// `torch.nn.utils.clip_grad_norm_` does, without copying gradients to f64). One device read-back either way.
+    /// gradient the same way, the global norm combining them in f64 (as `torch.nn.utils.clip_grad_norm_` combines its
+    /// per-tensor norms, without copying gradients to f64). One device read-back either way.
     pub fn clip_grad_norm(&mut self, max_norm: f64) -> f64 {
         if let Some(g) = self.flat_grads() {
             return tch::no_grad(|| {
@@ -181,7 +181,7 @@ impl Adam {
             if grads.is_empty() {
                 return 0.0;
             }
-            let norms: Vec<Tensor> = grads.iter().map(|g| g.norm().to_kind(Kind::Double)).collect();
+            let norms: Vec<Tensor> = grads.iter().map(|g| crate::nn::flat::l2_norm(&g.reshape([-1]))).collect();
             let total = Tensor::stack(&norms, 0).square().sum(Kind::Double).sqrt().double_value(&[]);
             let coef = max_norm / (total + 1e-6);
             if coef < 1.0 {
