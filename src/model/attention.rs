@@ -10,13 +10,15 @@
 //! With attention dropout while training on the CPU, libtorch's fused kernel does not run (its CPU flash kernel
 //! takes no dropout) and its fallback samples the dropout mask with libtorch's slow CPU Bernoulli sampler; there
 //! the same function is computed explicitly, `Dropout(softmax((Q/√d_head) Kᵀ + M)) V`, with the host-drawn mask of
-//! [`super::dropout`]. HF names: `attention.self.{query,key,value}`, `attention.output.dense`,
+//! [`super::dropout`]. With a [`Packing`] the block reads and returns the real tokens only (`[tokens, hidden]`); the
+//! queries, keys and values are scattered into the padded layout for attention and its context gathered back. HF names: `attention.self.{query,key,value}`, `attention.output.dense`,
 //! `attention.output.LayerNorm`.
 use tch::{nn, nn::Module, Device, Tensor};
 
 use super::config::ModelConfig;
 use super::sharing::{dense, layer_norm};
 use crate::nn::dropout::dropout;
+use crate::nn::packing::Packing;
 use crate::nn::residual::residual;
 
 /// Fused scaled dot-product attention with an optional key-padding mask.
@@ -82,14 +84,44 @@ impl Attention {
     /// # Shapes
     /// `x`: `[batch, seq, hidden]`; `key_mask`: `[batch, seq]` (1 = token) → `[batch, seq, hidden]`
     pub fn forward(&self, x: &Tensor, key_mask: Option<&Tensor>, train: bool) -> Tensor {
-        let (b, t, d) = x.size3().expect("hidden states are [batch, seq, hidden]");
+        self.forward_packed(x, key_mask, None, train)
+    }
+
+    /// [`Attention::forward`] on the real tokens of a padded batch when `packing` is given (see the module docs).
+    ///
+    /// # Shapes
+    /// `x`: `[batch, seq, hidden]`, or `[tokens, hidden]` with `packing`; `key_mask`: `[batch, seq]` (1 = token)
+    /// → the shape of `x`
+    pub fn forward_packed(
+        &self,
+        x: &Tensor,
+        key_mask: Option<&Tensor>,
+        packing: Option<&Packing>,
+        train: bool,
+    ) -> Tensor {
+        let d = *x.size().last().expect("hidden states have a hidden dimension");
+        let (b, t) = match packing {
+            Some(p) => (p.batch, p.seq),
+            None => {
+                let (b, t, _) = x.size3().expect("hidden states are [batch, seq, hidden]");
+                (b, t)
+            }
+        };
         residual(&self.layer_norm, self.pre_ln, x, |input| {
-            let split = |y: Tensor| y.view([b, t, self.heads, d / self.heads]).transpose(1, 2); // [b, H, t, d/H]
+            let padded = |y: Tensor| match packing {
+                Some(p) => p.unpack(&y), // [b, t, d]
+                None => y,
+            };
+            let split = |y: Tensor| padded(y).view([b, t, self.heads, d / self.heads]).transpose(1, 2); // [b, H, t, d/H]
             let q = split(self.query.forward(input));
             let k = split(self.key.forward(input));
             let v = split(self.value.forward(input));
             let ctx = attend(&q, &k, &v, key_mask, self.attention_dropout, train); // [b, H, t, d/H]
             let ctx = ctx.transpose(1, 2).contiguous().view([b, t, d]); // [b, t, d]
+            let ctx = match packing {
+                Some(p) => p.pack(&ctx), // [tokens, d]
+                None => ctx,
+            };
             dropout(&self.output.forward(&ctx), self.dropout, train)
         })
     }

@@ -11,6 +11,7 @@ use super::embeddings::Embeddings;
 use super::layer::Layer;
 use super::sharing::PerLanguage;
 use crate::error::{Error, Result};
+use crate::nn::packing::Packing;
 
 /// Every layer's hidden states.
 #[derive(Debug)]
@@ -93,8 +94,9 @@ impl Encoder {
         let layers = self.layers.iter().map(|l| l.get(lang)).collect::<Result<Vec<_>>>()?;
         let mut hidden_states = Vec::with_capacity(layers.len() + 1);
         let mut x = self.embeddings.forward(input_ids, lang, train)?; // [batch, seq, hidden]
+        let packing = Packing::of(attention_mask);
         for layer in layers {
-            let next = layer.forward(&x, attention_mask, train);
+            let next = layer.forward_packed(&x, attention_mask, packing.as_ref(), train);
             hidden_states.push(x);
             x = next;
         }
@@ -124,8 +126,9 @@ impl Encoder {
         check_mask(input_ids, attention_mask)?;
         let layers = self.layers[..upto].iter().map(|l| l.get(lang)).collect::<Result<Vec<_>>>()?;
         let mut x = self.embeddings.forward(input_ids, lang, train)?; // [batch, seq, hidden]
+        let packing = Packing::of(attention_mask);
         for layer in layers {
-            x = layer.forward(&x, attention_mask, train);
+            x = layer.forward_packed(&x, attention_mask, packing.as_ref(), train);
         }
         Ok(if upto == self.layers.len() { self.finish(x) } else { x })
     }
@@ -161,8 +164,9 @@ impl Encoder {
         }
         let layers = self.layers[start..].iter().map(|l| l.get(lang)).collect::<Result<Vec<_>>>()?;
         let mut x = hidden.shallow_clone();
+        let packing = Packing::of(attention_mask);
         for layer in layers {
-            x = layer.forward(&x, attention_mask, train);
+            x = layer.forward_packed(&x, attention_mask, packing.as_ref(), train);
         }
         Ok(if start == self.layers.len() { x } else { self.finish(x) })
     }

@@ -1,13 +1,15 @@
 //! One post-LN transformer layer of BERT (Vaswani et al. 2017; Devlin et al. 2019): self-attention block,
 //! then `LayerNorm(h + Dropout(W_2 · GELU(W_1 h)))`; pre-LN (`ModelConfig::pre_ln`, Xiong et al. 2020) instead
 //! `h + Dropout(W_2 · GELU(W_1 LayerNorm(h)))`, the same parameters. HF names: `attention.…`, `intermediate.dense`,
-//! `output.dense`, `output.LayerNorm`.
+//! `output.dense`, `output.LayerNorm`. Given a [`Packing`] of a padded batch, everything but attention runs on the real
+//! tokens only ([`crate::nn::packing`]); the output is then zero at padded positions.
 use tch::{nn, nn::Module, Tensor};
 
 use super::attention::Attention;
 use super::config::ModelConfig;
 use super::sharing::{dense, layer_norm};
 use crate::nn::dropout::dropout;
+use crate::nn::packing::Packing;
 use crate::nn::residual::residual;
 
 /// A BERT encoder layer (HF: `bert.encoder.layer.{i}`).
@@ -39,15 +41,41 @@ impl Layer {
         }
     }
 
-    /// Applies the layer.
+    /// Applies the layer, on the real tokens only when the batch has enough padding ([`Packing::of`]).
     ///
     /// # Shapes
     /// `x`: `[batch, seq, hidden]`; `key_mask`: `[batch, seq]` (1 = token) → `[batch, seq, hidden]`
     pub fn forward(&self, x: &Tensor, key_mask: Option<&Tensor>, train: bool) -> Tensor {
-        let h = self.attention.forward(x, key_mask, train); // [batch, seq, hidden]
-        residual(&self.layer_norm, self.pre_ln, &h, |input| {
-            let f = self.intermediate.forward(input).gelu("none"); // [batch, seq, ffn]
-            dropout(&self.output.forward(&f), self.dropout, train) // [batch, seq, hidden]
-        })
+        self.forward_packed(x, key_mask, Packing::of(key_mask).as_ref(), train)
+    }
+
+    /// Applies the layer with a packing computed once for all layers (`None`: the padded layout).
+    ///
+    /// # Shapes
+    /// `x`: `[batch, seq, hidden]`; `key_mask`: `[batch, seq]` (1 = token) → `[batch, seq, hidden]`
+    pub fn forward_packed(
+        &self,
+        x: &Tensor,
+        key_mask: Option<&Tensor>,
+        packing: Option<&Packing>,
+        train: bool,
+    ) -> Tensor {
+        let packed;
+        let input = match packing {
+            Some(p) => {
+                packed = p.pack(x); // [tokens, hidden]
+                &packed
+            }
+            None => x,
+        };
+        let h = self.attention.forward_packed(input, key_mask, packing, train); // like `input`
+        let out = residual(&self.layer_norm, self.pre_ln, &h, |input| {
+            let f = self.intermediate.forward(input).gelu("none"); // [.., ffn]
+            dropout(&self.output.forward(&f), self.dropout, train) // [.., hidden]
+        });
+        match packing {
+            Some(p) => p.unpack(&out), // [batch, seq, hidden]
+            None => out,
+        }
     }
 }

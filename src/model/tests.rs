@@ -296,6 +296,53 @@ fn padding_does_not_change_real_positions() {
     assert!((la - lb).abs().max().double_value(&[]) < 1e-5);
 }
 
+#[test]
+fn a_packed_batch_has_the_gradients_of_its_rows_run_alone() {
+    let _rng = rng_lock();
+    tch::manual_seed(5);
+    for pre_ln in [false, true] {
+        let (vs, model) = build(&ModelConfig { pre_ln, ..tiny(&["en"], false, 0) });
+        let rows: [&[i64]; 3] = [&[2, 5, 7, 9, 11, 13, 3], &[4, 6, 3], &[2, 8, 10, 3]];
+        let gradients = |loss: Tensor| -> Vec<Tensor> {
+            let mut vars: Vec<(String, Tensor)> = vs.variables().into_iter().collect();
+            vars.sort_by(|a, b| a.0.cmp(&b.0));
+            for (_, v) in &vars {
+                let mut g = v.grad();
+                if g.defined() {
+                    let _ = g.zero_();
+                }
+            }
+            loss.backward();
+            vars.iter().map(|(_, v)| if v.grad().defined() { v.grad().copy() } else { v.zeros_like() }).collect()
+        };
+        // Each row alone: no padding, nothing packed. Loss: a fixed weighting of every real position's last state.
+        let weight = Tensor::linspace(-1.0, 1.0, 16, (Kind::Float, Device::Cpu)); // [hidden]
+        let alone: Tensor = rows
+            .iter()
+            .map(|r| {
+                let ids = Tensor::from_slice(r).unsqueeze(0); // [1, len]
+                let out = model.encoder.forward(&ids, None, "en", false).unwrap();
+                (out.last() * &weight).sum(Kind::Float)
+            })
+            .fold(Tensor::zeros([], (Kind::Float, Device::Cpu)), |a, b| a + b);
+        let alone = gradients(alone);
+        // The three rows padded to 7 positions (9 of 21 padding): packed.
+        let (ids, mask, _) = crate::nn::batch::padded(&rows, 0, Device::Cpu);
+        assert!(crate::nn::packing::Packing::of(Some(&mask)).is_some());
+        let out = model.encoder.forward(&ids, Some(&mask), "en", false).unwrap();
+        for h in &out.hidden_states[1..] {
+            let at_padding = h * mask.eq(0).unsqueeze(-1);
+            assert_eq!(at_padding.abs().max().double_value(&[]), 0.0, "layer outputs are zero at padding");
+        }
+        let together = (out.last() * &weight * mask.unsqueeze(-1)).sum(Kind::Float);
+        let together = gradients(together);
+        for (a, b) in alone.iter().zip(&together) {
+            let diff = (a - b).abs().max().double_value(&[]);
+            assert!(diff < 1e-5, "pre_ln {pre_ln}: gradients differ by {diff}");
+        }
+    }
+}
+
 fn mlm_batch() -> (Tensor, Tensor, Tensor) {
     let (ids, mask) = batch();
     let labels = Tensor::from_slice2(&[[-100i64, 5, -100, 9, -100, 3], [4, -100, 8, -100, -100, -100]]);

@@ -40,10 +40,12 @@ pub fn l2_norm(buffer: &Tensor) -> Tensor {
     let mut parts = Vec::with_capacity(2);
     if full > 0 {
         let blocks = buffer.narrow(0, 0, full).view([full / NORM_BLOCK, NORM_BLOCK]); // [n / B, B]
-        parts.push(blocks.norm_scalaropt_dim(2, [1], false).to_kind(Kind::Double)); // [n / B]
+        parts.push(blocks.norm_scalaropt_dim(2, [1], false).to_kind(Kind::Double));
+        // [n / B]
     }
     if n > full {
-        parts.push(buffer.narrow(0, full, n - full).norm().to_kind(Kind::Double).reshape([1])); // [1]
+        parts.push(buffer.narrow(0, full, n - full).norm().to_kind(Kind::Double).reshape([1]));
+        // [1]
     }
     if parts.is_empty() {
         return Tensor::zeros([], (Kind::Double, buffer.device()));

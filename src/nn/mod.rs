@@ -5,12 +5,14 @@
 //! - [`residual`]: post-LN or pre-LN around a block's residual connection.
 //! - [`schedule`]: the warm-up + inverse square-root schedule and Adam (no weight decay) with clipping by global norm;
 //!   [`flat`]: Adam's parameters and gradients in one buffer each.
-//! - [`batch`]: length batching and padding of token sequences for inference and fine-tuning.
+//! - [`batch`]: length batching and padding of token sequences for inference and fine-tuning; [`packing`]: a padded
+//!   batch's real tokens, so that a layer's dense parts skip the padding.
 //! - [`lstm`]: a one-layer LSTM as an explicit step loop (the frozen-NLI classifier's).
 pub mod batch;
 pub mod dropout;
 pub mod flat;
 pub mod lstm;
+pub mod packing;
 pub mod residual;
 pub mod schedule;
 

@@ -7,7 +7,7 @@ use tch::{nn, nn::Module, Tensor};
 /// `x` through block `f` with its residual connection and LayerNorm `ln`, placed as `pre_ln` says.
 ///
 /// # Shapes
-/// `x`: `[batch, seq, hidden]`; `f`: `[batch, seq, hidden]` → `[batch, seq, hidden]`; → `[batch, seq, hidden]`
+/// `x`: `[.., hidden]` (`[batch, seq, hidden]`, or packed tokens `[tokens, hidden]`); `f`: the shape of `x` → it; → it
 pub fn residual(ln: &nn::LayerNorm, pre_ln: bool, x: &Tensor, f: impl FnOnce(&Tensor) -> Tensor) -> Tensor {
     if pre_ln {
         f(&ln.forward(x)) + x
