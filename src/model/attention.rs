@@ -18,7 +18,7 @@ use tch::{nn, nn::Module, Device, Tensor};
 use super::config::ModelConfig;
 use super::sharing::{dense, layer_norm};
 use crate::nn::dropout::dropout;
-use crate::nn::packing::Packing;
+use crate::nn::packing::{pack_if, unpack_if, Packing};
 use crate::nn::residual::residual;
 
 /// Fused scaled dot-product attention with an optional key-padding mask.
@@ -108,20 +108,13 @@ impl Attention {
             }
         };
         residual(&self.layer_norm, self.pre_ln, x, |input| {
-            let padded = |y: Tensor| match packing {
-                Some(p) => p.unpack(&y), // [b, t, d]
-                None => y,
-            };
-            let split = |y: Tensor| padded(y).view([b, t, self.heads, d / self.heads]).transpose(1, 2); // [b, H, t, d/H]
+            // [b, H, t, d/H]
+            let split = |y: Tensor| unpack_if(packing, &y).view([b, t, self.heads, d / self.heads]).transpose(1, 2);
             let q = split(self.query.forward(input));
             let k = split(self.key.forward(input));
             let v = split(self.value.forward(input));
             let ctx = attend(&q, &k, &v, key_mask, self.attention_dropout, train); // [b, H, t, d/H]
-            let ctx = ctx.transpose(1, 2).contiguous().view([b, t, d]); // [b, t, d]
-            let ctx = match packing {
-                Some(p) => p.pack(&ctx), // [tokens, d]
-                None => ctx,
-            };
+            let ctx = pack_if(packing, &ctx.transpose(1, 2).contiguous().view([b, t, d])); // like `input`
             dropout(&self.output.forward(&ctx), self.dropout, train)
         })
     }

@@ -9,7 +9,7 @@ use super::attention::Attention;
 use super::config::ModelConfig;
 use super::sharing::{dense, layer_norm};
 use crate::nn::dropout::dropout;
-use crate::nn::packing::Packing;
+use crate::nn::packing::{pack_if, unpack_if, Packing};
 use crate::nn::residual::residual;
 
 /// A BERT encoder layer (HF: `bert.encoder.layer.{i}`).
@@ -60,22 +60,12 @@ impl Layer {
         packing: Option<&Packing>,
         train: bool,
     ) -> Tensor {
-        let packed;
-        let input = match packing {
-            Some(p) => {
-                packed = p.pack(x); // [tokens, hidden]
-                &packed
-            }
-            None => x,
-        };
-        let h = self.attention.forward_packed(input, key_mask, packing, train); // like `input`
+        let input = pack_if(packing, x); // [tokens, hidden], or `x` unpacked
+        let h = self.attention.forward_packed(&input, key_mask, packing, train); // like `input`
         let out = residual(&self.layer_norm, self.pre_ln, &h, |input| {
             let f = self.intermediate.forward(input).gelu("none"); // [.., ffn]
             dropout(&self.output.forward(&f), self.dropout, train) // [.., hidden]
         });
-        match packing {
-            Some(p) => p.unpack(&out), // [batch, seq, hidden]
-            None => out,
-        }
+        unpack_if(packing, &out) // [batch, seq, hidden]
     }
 }

@@ -23,34 +23,48 @@
 //! parameter.
 use tch::{Kind, Tensor};
 
-/// Elements per block of [`l2_norm`].
+/// Elements per block of [`block_norms`].
 const NORM_BLOCK: i64 = 1024;
 
-/// The L2 norm of a flat buffer, in f64: the buffer is reduced in blocks of [`NORM_BLOCK`] elements in its own kind
-/// and the blocks' norms are combined in f64, the way `torch.nn.utils.clip_grad_norm_` reduces each parameter in its
-/// kind and combines the norms. One f32 reduction over the whole buffer is not accurate enough at the size of a real
-/// model: over e5-small's 21,294,723 trainable gradients libtorch's `norm()` gave 0.822052 where the f64 norm is
-/// 0.822793 (relative error 9.0e-4); blocks of 1,024 gave 8e-9, and took half the time.
+/// The L2 norms of a flat buffer's blocks of [`NORM_BLOCK`] elements (the last one shorter), each reduced in the
+/// buffer's kind and returned in f64, to be combined in f64 ([`combine_norms`]), the way
+/// `torch.nn.utils.clip_grad_norm_` reduces each parameter in its kind and combines the norms. One f32 reduction over
+/// the whole buffer is not accurate enough at the size of a real model: over e5-small's 21,294,723 trainable gradients
+/// libtorch's `norm()` gave 0.822052 where the f64 norm is 0.822793 (relative error 9.0e-4); blocks of 1,024 gave
+/// 8e-9, and took half the time. A buffer of at most one block is one reduction.
+///
+/// # Shapes
+/// `buffer`: `[n]` → `[⌈n / NORM_BLOCK⌉]` f64
+pub fn block_norms(buffer: &Tensor) -> Tensor {
+    let n = buffer.numel() as i64;
+    let full = n / NORM_BLOCK * NORM_BLOCK;
+    let tail = || buffer.narrow(0, full, n - full).norm().to_kind(Kind::Double).reshape([1]); // [1]
+    if full == 0 {
+        return if n == 0 { Tensor::zeros([0], (Kind::Double, buffer.device())) } else { tail() };
+    }
+    let blocks = buffer.narrow(0, 0, full).view([full / NORM_BLOCK, NORM_BLOCK]); // [full / B, B]
+    let norms = blocks.norm_scalaropt_dim(2, [1], false).to_kind(Kind::Double); // [full / B]
+    if n == full {
+        norms
+    } else {
+        Tensor::cat(&[norms, tail()], 0)
+    }
+}
+
+/// The L2 norm of the concatenation of parts whose norms are `norms`, in f64.
+///
+/// # Shapes
+/// `norms`: `[k]` f64 → a scalar f64 tensor (0 when `k` is 0)
+pub fn combine_norms(norms: &Tensor) -> Tensor {
+    norms.square().sum(Kind::Double).sqrt()
+}
+
+/// The L2 norm of a flat buffer, in f64: [`block_norms`] combined.
 ///
 /// # Shapes
 /// `buffer`: `[n]` → a scalar f64 tensor (0 for an empty buffer)
 pub fn l2_norm(buffer: &Tensor) -> Tensor {
-    let n = buffer.numel() as i64;
-    let full = n / NORM_BLOCK * NORM_BLOCK;
-    let mut parts = Vec::with_capacity(2);
-    if full > 0 {
-        let blocks = buffer.narrow(0, 0, full).view([full / NORM_BLOCK, NORM_BLOCK]); // [n / B, B]
-        parts.push(blocks.norm_scalaropt_dim(2, [1], false).to_kind(Kind::Double));
-        // [n / B]
-    }
-    if n > full {
-        parts.push(buffer.narrow(0, full, n - full).norm().to_kind(Kind::Double).reshape([1]));
-        // [1]
-    }
-    if parts.is_empty() {
-        return Tensor::zeros([], (Kind::Double, buffer.device()));
-    }
-    Tensor::cat(&parts, 0).square().sum(Kind::Double).sqrt()
+    combine_norms(&block_norms(buffer))
 }
 
 /// Parameters (and, once adopted, their gradients) living in one flat buffer each (see the module docs).
@@ -178,21 +192,21 @@ fn view_of(buffer: &Tensor, span: &(i64, Vec<i64>)) -> Tensor {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use tch::{nn, Device, Kind};
+
     #[test]
     fn l2_norm_of_a_long_f32_buffer_matches_f64() {
         tch::manual_seed(7);
         // 3,000,001 elements: blocks and a tail (one f32 `norm()` of this size is off by about 6e-5).
-        let g = Tensor::randn([3_000_001], (Kind::Float, tch::Device::Cpu)) * 0.01;
+        let g = Tensor::randn([3_000_001], (Kind::Float, Device::Cpu)) * 0.01;
         let exact = g.to_kind(Kind::Double).norm().double_value(&[]);
         let blocked = l2_norm(&g).double_value(&[]);
         assert!(((blocked - exact) / exact).abs() < 1e-7, "blocked {blocked} against f64 {exact}");
-        assert_eq!(l2_norm(&Tensor::zeros([0], (Kind::Float, tch::Device::Cpu))).double_value(&[]), 0.0);
+        assert_eq!(l2_norm(&Tensor::zeros([0], (Kind::Float, Device::Cpu))).double_value(&[]), 0.0);
         let short = Tensor::from_slice(&[3.0f32, 4.0]);
         assert_eq!(l2_norm(&short).double_value(&[]), 5.0);
     }
-
-    use super::*;
-    use tch::{nn, Device, Kind};
 
     fn store() -> (nn::VarStore, Vec<Tensor>) {
         let vs = nn::VarStore::new(Device::Cpu);

@@ -76,6 +76,22 @@ impl Packing {
     }
 }
 
+/// [`Packing::pack`] when there is a packing; `x` itself (the padded layout) when there is none.
+///
+/// # Shapes
+/// `x`: `[batch, seq, d]` → `[tokens, d]`, or `x`'s shape without a packing
+pub fn pack_if(packing: Option<&Packing>, x: &Tensor) -> Tensor {
+    packing.map_or_else(|| x.shallow_clone(), |p| p.pack(x))
+}
+
+/// [`Packing::unpack`] when there is a packing; `x` itself (already padded) when there is none.
+///
+/// # Shapes
+/// `x`: `[tokens, d]` → `[batch, seq, d]`, or `x`'s shape without a packing
+pub fn unpack_if(packing: Option<&Packing>, x: &Tensor) -> Tensor {
+    packing.map_or_else(|| x.shallow_clone(), |p| p.unpack(x))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,10 +37,10 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use tch::{nn::VarStore, Kind, Tensor};
+use tch::{nn::VarStore, Tensor};
 
 use crate::error::{Error, Result};
-use crate::nn::flat::FlatParams;
+use crate::nn::flat::{self, FlatParams};
 
 /// Warm-up + inverse square-root learning-rate schedule (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -163,12 +163,12 @@ impl Adam {
     /// Scale all gradients so that their global L2 norm is at most `max_norm`; returns the norm before clipping.
     ///
     /// Flat: the gradient buffer reduced in blocks, combined in f64 ([`crate::nn::flat::l2_norm`]). Per parameter: each
-    /// gradient the same way, the global norm combining them in f64 (as `torch.nn.utils.clip_grad_norm_` combines its
-    /// per-tensor norms, without copying gradients to f64). One device read-back either way.
+    /// gradient's blocks the same way, all of them combined once in f64 (as `torch.nn.utils.clip_grad_norm_` combines
+    /// its per-tensor norms, without copying gradients to f64; a gradient of one block is one reduction, as there). One device read-back either way.
     pub fn clip_grad_norm(&mut self, max_norm: f64) -> f64 {
         if let Some(g) = self.flat_grads() {
             return tch::no_grad(|| {
-                let total = crate::nn::flat::l2_norm(&g).double_value(&[]);
+                let total = flat::l2_norm(&g).double_value(&[]);
                 let coef = max_norm / (total + 1e-6);
                 if coef < 1.0 {
                     let _ = g.shallow_clone().g_mul_scalar_(coef);
@@ -181,8 +181,8 @@ impl Adam {
             if grads.is_empty() {
                 return 0.0;
             }
-            let norms: Vec<Tensor> = grads.iter().map(|g| crate::nn::flat::l2_norm(&g.reshape([-1]))).collect();
-            let total = Tensor::stack(&norms, 0).square().sum(Kind::Double).sqrt().double_value(&[]);
+            let blocks: Vec<Tensor> = grads.iter().map(|g| flat::block_norms(&g.reshape([-1]))).collect();
+            let total = flat::combine_norms(&Tensor::cat(&blocks, 0)).double_value(&[]);
             let coef = max_norm / (total + 1e-6);
             if coef < 1.0 {
                 for g in &grads {
@@ -287,6 +287,7 @@ impl Adam {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tch::Kind;
 
     #[test]
     fn schedule_hand_values() {

@@ -26,6 +26,7 @@ use crate::error::{Error, Result};
 use crate::model::layer::Layer;
 use crate::model::load::LoadedModel;
 use crate::model::{MlmModel, ModelConfig, ModelTokenizer, SharingPlan};
+use crate::nn::packing::Packing;
 use crate::tasks::common::{model_languages, ModelInfo, StackInfo, StackInputInfo, TRAIN_LANG};
 use crate::tasks::finetune::{apply_freeze, check_device, check_fit, layer_index, mix, FreezePlan, FreezeReport};
 
@@ -141,8 +142,9 @@ impl Backbone {
                     Some(w) => bottom.matmul(&w.to_kind(bottom.kind()).tr()), // [batch, seq, hidden]
                     None => bottom,
                 };
+                let packing = Packing::of(Some(mask));
                 for layer in &s.layers {
-                    x = layer.forward(&x, Some(mask), train);
+                    x = layer.forward_packed(&x, Some(mask), packing.as_ref(), train);
                 }
                 Ok(x)
             }
