@@ -19,10 +19,11 @@ use crate::train::run::RunConfig;
 /// estimate for planning, calibrated on this project's 2-core machine. For the pair models of the `cpu` presets of
 /// 2026-11-25 (4 × 128, 1,500 steps of 2,048 tokens) the model gives 310 s; the thirteen such pre-trainings of
 /// 2026-11-27's table1-synthetic and table1 grids that ran from their first step took 285–346 CPU seconds each, corpus
-/// and tokenizer included (README, *Figures*). At today's 10,000 steps it gives about 2,070 s; three 10,000-step
-/// models of 2026-11-28 took 1,919–2,116 CPU s and the preln bilingual model 2,473 s wall beside other work. Before
-/// 2026-11-27 the model charged `6 · (layers · 12 · hidden² + embeddings) · tokens`, the embedding tables and the
-/// output softmax at every position, and gave 556–871 s for the same runs.
+/// and tokenizer included (docs/usage/grids.md, *Job grids, local workers and Slurm*). At today's 10,000 steps it
+/// gives about 2,070 s; three 10,000-step models of 2026-11-28 took 1,919–2,116 CPU s and the preln bilingual model
+/// 2,473 s wall beside other work. Before 2026-11-27 the model charged
+/// `6 · (layers · 12 · hidden² + embeddings) · tokens`, the embedding tables and the output softmax at every position,
+/// and gave 556–871 s for the same runs.
 pub const CPU_THREAD_FLOPS: f64 = 6.0e10;
 
 /// What a job does.

@@ -25,7 +25,7 @@ use tch::{Kind, Tensor};
 
 /// Most rows per chunk when cross products of f32 features are accumulated in f64 (the rows are split into
 /// `ceil(n / CHUNK_ROWS)` equal chunks: long chunks keep the matrix products efficient; one chunk of 10,000 rows beat
-/// two of 5,000 on a 9-layer 768-wide grid; measured: README, *Measurements behind design choices*).
+/// two of 5,000 on a 9-layer 768-wide grid; measured: docs/performance.md, *Measurements behind design choices*).
 pub const CHUNK_ROWS: i64 = 16384;
 
 /// Which CKA.
@@ -114,8 +114,8 @@ fn prepare(x: &Tensor, kind: Kind, debiased: bool) -> Result<Prepared> {
 }
 
 /// `‖XᵀX‖²_F` from one product with the transposed view (BLAS reads the transpose in place: faster than a contiguous
-/// transposed copy or the three distinct blocks of the symmetric product from column halves; measured: README,
-/// *Measurements behind design choices*).
+/// transposed copy or the three distinct blocks of the symmetric product from column halves; measured:
+/// docs/performance.md, *Measurements behind design choices*).
 /// # Shapes
 /// `x` [n, d] → scalar.
 fn self_product_sq(x: &Tensor) -> Result<f64> {

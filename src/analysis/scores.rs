@@ -178,8 +178,8 @@ impl Scorer {
     ///
     /// Every large intermediate lives in a buffer allocated once: with fresh tensors per block, glibc's dynamic
     /// mmap threshold put the [n_tgt, k] column top-k results on the heap, whose fragmentation grew the resident set
-    /// with every block (peak RSS before and with these buffers: README, *Analysis toolkit*, the `bench csls --n
-    /// 200000` row and the notes below its table).
+    /// with every block (peak RSS before and with these buffers: docs/performance.md, *The latest measurements*, the
+    /// `bench csls --n 200000` row, and *Accuracy of the analysis benchmarks*).
     fn csls_terms_pass(&self, kt: i64, ks: i64, rows: i64) -> Result<(Tensor, Tensor)> {
         let (n_src, n_tgt) = self.shape();
         let opts = (self.src.kind(), self.src.device());

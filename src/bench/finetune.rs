@@ -226,9 +226,10 @@ fn run_crossling(a: &BenchFinetuneArgs, s: &Setup, dir: &std::path::Path) -> Res
         clip_norm: f.clip_norm,
         total_steps: batches.len() as u64,
         seed: f.seed,
+        head: None,
     };
     let _rng_guard = crossling::device::torch_rng_lock(); // Finetuner::step seeds dropout
-    let mut opt = Finetuner::new(&ft.vs, compute, settings);
+    let mut opt = Finetuner::new(&ft.vs, compute, settings)?;
     let loss_of = |batch: &[NliItem], train: bool| -> crossling::error::Result<Tensor> {
         let rows: Vec<&[i64]> = batch.iter().map(|it| it.ids.as_slice()).collect();
         let labels: Vec<i64> = batch.iter().map(|it| it.label as i64).collect();

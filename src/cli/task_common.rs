@@ -32,6 +32,10 @@ pub struct FinetuneArgs {
     /// Learning rate: fixed (NLI) or the peak of warm-up + linear decay (NER, parsing); overrides the preset.
     #[arg(long)]
     pub lr: Option<f64>,
+    /// The task head's own learning rate on the same schedule (e.g. a parser head at 1e-3 over a pretrained
+    /// encoder at 5e-5); default: the head trains at `--lr`.
+    #[arg(long)]
+    pub head_lr: Option<f64>,
     /// Examples per step.
     #[arg(long)]
     pub batch: Option<usize>,
@@ -82,6 +86,7 @@ impl FinetuneArgs {
         let mut o = JsonMap::new();
         let numbers = [
             ("lr", self.lr.map(serde_json::Value::from)),
+            ("head_lr", self.head_lr.map(serde_json::Value::from)),
             ("batch_size", self.batch.map(serde_json::Value::from)),
             ("epochs", self.epochs.map(serde_json::Value::from)),
             ("freeze_layers", self.freeze_layers.map(serde_json::Value::from)),

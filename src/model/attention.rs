@@ -4,8 +4,8 @@
 //! `Attention(Q, K, V) = softmax(Q Kᵀ / √d_head + M) V`, computed by libtorch's fused
 //! `scaled_dot_product_attention`. `M` is the key-padding mask, given to libtorch as a boolean `[batch, 1, 1, seq]`
 //! tensor (true = attend; padded keys get −∞, i.e. weight exactly 0). A boolean mask rather than an additive float
-//! one: libtorch's fused CPU kernel is faster with it (`crossling bench features`, measured: README, *Measurements
-//! behind design choices*). Every sequence has at least one real token, so no softmax row is all −∞.
+//! one: libtorch's fused CPU kernel is faster with it (`crossling bench features`, measured: docs/performance.md,
+//! *Measurements behind design choices*). Every sequence has at least one real token, so no softmax row is all −∞.
 //!
 //! With attention dropout while training on the CPU, libtorch's fused kernel does not run (its CPU flash kernel
 //! takes no dropout) and its fallback samples the dropout mask with libtorch's slow CPU Bernoulli sampler; there

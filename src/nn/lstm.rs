@@ -9,8 +9,8 @@
 //! the backward pass. libtorch's fused CPU LSTM (oneDNN) instead enters its thread pool at every step and
 //! back-propagates through a reference kernel: on this project's 2-core machine, with any other process running,
 //! the frozen-NLI classifier spent most of its time in the pool's barriers with it and ran several times slower than
-//! with this loop; on an idle machine the fused LSTM is somewhat faster (measured: README, *Measurements behind
-//! design choices*). A test checks this loop against `tch::nn::lstm`.
+//! with this loop; on an idle machine the fused LSTM is somewhat faster (measured: docs/performance.md,
+//! *Measurements behind design choices*). A test checks this loop against `tch::nn::lstm`.
 use tch::{nn, Tensor};
 
 /// The LSTM's parameters (`weight_ih`, `weight_hh`, `bias_ih`, `bias_hh` under its path).

@@ -32,6 +32,11 @@
 //! to about 1e-7 (one f32 reduction over a real model's 21 million gradients was off by 9e-4). Until every parameter has a gradient (a language's own
 //! layers before its first batch), and for parameters that cannot share a buffer, the step runs parameter by
 //! parameter ([`AdamLayout::PerParameter`]), skipping parameters without a gradient as PyTorch does.
+//!
+//! **Rate groups.** [`Adam::with_rate_scales`] gives each parameter a multiplier `s` of the learning rate (PyTorch's
+//! parameter groups with `lr = s · lr`, one schedule for all): `θ ← θ − s · (lr / (1 − β₁ᵗ)) · m / (…)`. In the
+//! flat layout the multipliers are a buffer beside the parameters and the update divides `d` by it (one kernel more);
+//! with every multiplier 1 nothing changes.
 //! On the CPU the flat layout's first `sqrt` splits across threads, so [`Adam::with_layout`] first runs
 //! [`crate::device::vector_math::init`] (without it, about one process in twenty computed the worker's half wrong).
 use std::path::Path;
@@ -90,6 +95,8 @@ pub struct Adam {
     flat: Option<FlatAdam>,
     /// Updates taken on the flat buffers (the rest went parameter by parameter).
     flat_steps: u64,
+    /// Learning-rate multiplier per parameter (all 1 unless [`Adam::with_rate_scales`] set them).
+    rate_scales: Vec<f64>,
 }
 
 /// The flat layout's buffers: parameters and gradients, and the two moments, `[n]` each.
@@ -98,6 +105,8 @@ struct FlatAdam {
     buffers: FlatParams,
     exp_avg: Tensor,
     exp_avg_sq: Tensor,
+    /// The learning-rate multipliers element by element, `[n]`, when some differ from 1.
+    rate: Option<Tensor>,
 }
 
 impl Adam {
@@ -122,7 +131,7 @@ impl Adam {
             Some(buffers) => {
                 let (m, m_views) = buffers.zeros_like();
                 let (v, v_views) = buffers.zeros_like();
-                (m_views, v_views, Some(FlatAdam { buffers, exp_avg: m, exp_avg_sq: v }))
+                (m_views, v_views, Some(FlatAdam { buffers, exp_avg: m, exp_avg_sq: v, rate: None }))
             }
             None => (
                 tensors.iter().map(Tensor::zeros_like).collect(),
@@ -130,7 +139,44 @@ impl Adam {
                 None,
             ),
         };
-        Adam { beta1: 0.9, beta2: 0.999, eps: 1e-8, step: 0, params, exp_avg, exp_avg_sq, flat, flat_steps: 0 }
+        let rate_scales = vec![1.0; params.len()];
+        Adam {
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            step: 0,
+            params,
+            exp_avg,
+            exp_avg_sq,
+            flat,
+            flat_steps: 0,
+            rate_scales,
+        }
+    }
+
+    /// Gives each parameter the learning-rate multiplier `scale_of(name)` (see the module docs: rate groups), e.g.
+    /// a task head trained faster than the pretrained encoder under it. A multiplier must be positive and finite.
+    pub fn with_rate_scales(mut self, scale_of: impl Fn(&str) -> f64) -> Result<Self> {
+        let scales: Vec<f64> = self.params.iter().map(|(name, _)| scale_of(name)).collect();
+        if let Some((i, s)) = scales.iter().enumerate().find(|(_, s)| !(s.is_finite() && **s > 0.0)) {
+            return Err(Error::Invalid(format!(
+                "the learning-rate multiplier of '{}' must be a positive number, got {s}",
+                self.params[i].0
+            )));
+        }
+        if scales.iter().any(|&s| s != 1.0) {
+            if let Some(f) = self.flat.as_mut() {
+                let (rate, views) = f.buffers.zeros_like();
+                tch::no_grad(|| {
+                    for (view, &s) in views.into_iter().zip(&scales) {
+                        let _ = view.shallow_clone().fill_(s);
+                    }
+                });
+                f.rate = Some(rate);
+            }
+        }
+        self.rate_scales = scales;
+        Ok(self)
     }
 
     /// The layout in use (`PerParameter` also once the flat buffers were given up: [`crate::nn::flat`]).
@@ -214,6 +260,9 @@ impl Adam {
                     let mut denom = f.exp_avg_sq.sqrt();
                     let _ = denom.g_mul_scalar_(-1.0 / (bc2_sqrt * step_size));
                     let _ = denom.g_add_scalar_(-eps / step_size);
+                    if let Some(rate) = &f.rate {
+                        let _ = denom.g_div_(rate);
+                    }
                     let _ = f.buffers.params().shallow_clone().addcdiv_(&f.exp_avg, &denom);
                 }
             });
@@ -231,7 +280,8 @@ impl Adam {
                 if step_size == 0.0 {
                     continue; // lr = 0: moments move, parameters do not
                 }
-                // d = −(sqrt(v) / bc2_sqrt + eps) / step_size
+                // d = −(sqrt(v) / bc2_sqrt + eps) / (s · step_size)
+                let step_size = step_size * self.rate_scales[i];
                 let mut denom = self.exp_avg_sq[i].sqrt();
                 let _ = denom.g_mul_scalar_(-1.0 / (bc2_sqrt * step_size));
                 let _ = denom.g_add_scalar_(-eps / step_size);
@@ -376,6 +426,47 @@ mod tests {
         for (a, b) in flat.iter().flatten().zip(per.iter().flatten()) {
             assert!((a - b).abs() <= 1e-5, "{a} vs {b}");
         }
+    }
+
+    #[test]
+    fn rate_scales_multiply_a_parameters_step_in_both_layouts() {
+        let run = |layout: AdamLayout, steps: i64| {
+            let (vs, adam) = twin(layout);
+            let mut adam = adam.with_rate_scales(|name| if name == "w" { 3.0 } else { 1.0 }).unwrap();
+            let v = vs.variables();
+            let before: Vec<Vec<f32>> =
+                ["b", "w"].iter().map(|n| Vec::<f32>::try_from(&v[*n].flatten(0, -1)).unwrap()).collect();
+            for t in 0..steps {
+                adam.zero_grad();
+                let x = Tensor::arange(3, (Kind::Float, tch::Device::Cpu)).view([1, 3]) * (t as f64 + 1.0);
+                (x.matmul(&v["w"]) + &v["b"]).square().sum(Kind::Float).backward();
+                adam.step(0.05);
+            }
+            let after: Vec<Vec<f32>> =
+                ["b", "w"].iter().map(|n| Vec::<f32>::try_from(&v[*n].flatten(0, -1)).unwrap()).collect();
+            (before, after)
+        };
+        for layout in [AdamLayout::Flat, AdamLayout::PerParameter] {
+            // The first step moves each weight by ≈ s · lr · sign(g): 0.05 for b, 0.15 for w (but w's first row,
+            // which multiplies x₀ = 0 and has no gradient).
+            let (before, after) = run(layout, 1);
+            for (k, (b, a)) in before[0].iter().zip(&after[0]).enumerate() {
+                assert!(((b - a).abs() - 0.05).abs() < 1e-5, "{layout:?} b[{k}] moved {}", b - a);
+            }
+            for (k, (b, a)) in before[1].iter().zip(&after[1]).enumerate().skip(4) {
+                assert!(((b - a).abs() - 0.15).abs() < 1e-5, "{layout:?} w[{k}] moved {}", b - a);
+            }
+        }
+        // Six steps: the two layouts agree (the flat one divides by the multipliers, the other scales the step).
+        let (_, flat) = run(AdamLayout::Flat, 6);
+        let (_, per) = run(AdamLayout::PerParameter, 6);
+        for (a, b) in flat.iter().flatten().zip(per.iter().flatten()) {
+            assert!((a - b).abs() <= 1e-6, "{a} vs {b}");
+        }
+        // A multiplier that is not a positive number is refused, naming the parameter.
+        let (_, adam) = twin(AdamLayout::Flat);
+        let e = adam.with_rate_scales(|name| if name == "u" { 0.0 } else { 1.0 }).unwrap_err().to_string();
+        assert!(e.contains("'u'") && e.contains("positive"), "{e}");
     }
 
     #[test]

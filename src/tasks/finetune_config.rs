@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::tasks::finetune::{EpochPlan, FreezePlan, LrSchedule, OptimSettings};
+use crate::tasks::finetune::{EpochPlan, FreezePlan, HeadRate, LrSchedule, OptimSettings};
 
 /// Optimiser, schedule, data caps, freezing and evaluation batching of a fine-tuning run (see the module docs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,6 +42,10 @@ pub struct FinetuneConfig {
     pub eval_batch_tokens: usize,
     /// Seed of the data order, dropout and head initialisation.
     pub seed: u64,
+    /// The task head's own learning rate on the same schedule (`None`: the head trains at `lr`). Unset, it is
+    /// absent from the config's JSON, so configs without it keep their task cache keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_lr: Option<f64>,
 }
 
 impl FinetuneConfig {
@@ -70,6 +74,7 @@ impl FinetuneConfig {
             clip_norm: 1.0,
             eval_batch_tokens: 8192,
             seed: 1,
+            head_lr: None,
         }
     }
 
@@ -88,6 +93,9 @@ impl FinetuneConfig {
         if self.max_len < 3 {
             return bad(format!("max_len must be at least 3 ([CLS] … [SEP]), got {}", self.max_len));
         }
+        if let Some(h) = self.head_lr.filter(|h| !(h.is_finite() && *h > 0.0)) {
+            return bad(format!("head_lr must be a positive number, got {h}"));
+        }
         if !(self.clip_norm.is_finite() && self.clip_norm > 0.0) {
             return bad(format!("clip_norm must be a positive number, got {}", self.clip_norm));
         }
@@ -103,8 +111,14 @@ impl FinetuneConfig {
     }
 
     /// The optimiser settings and epoch plan for `n_train` training examples (`label` names the run in progress
-    /// lines; `progress` shows a bar).
-    pub fn selection_setup(&self, n_train: usize, label: &'static str, progress: bool) -> (OptimSettings, EpochPlan) {
+    /// lines; `progress` shows a bar; `head` is the prefix of the task head's variables, which `head_lr` applies to).
+    pub fn selection_setup(
+        &self,
+        n_train: usize,
+        label: &'static str,
+        head: &'static str,
+        progress: bool,
+    ) -> (OptimSettings, EpochPlan) {
         let settings = OptimSettings {
             lr: self.lr,
             schedule: self.schedule,
@@ -112,6 +126,7 @@ impl FinetuneConfig {
             clip_norm: self.clip_norm,
             total_steps: 0,
             seed: self.seed,
+            head: self.head_lr.map(|lr| HeadRate { prefix: head, lr }),
         };
         let plan = EpochPlan {
             n_train,
@@ -138,8 +153,9 @@ mod tests {
     fn every_range_is_checked_and_named() {
         assert!(base().validate("X config").is_ok());
         type Break = fn(&mut FinetuneConfig);
-        let cases: [(&str, Break); 7] = [
+        let cases: [(&str, Break); 8] = [
             ("lr", |c| c.lr = 0.0),
+            ("head_lr", |c| c.head_lr = Some(-1.0)),
             ("warmup_fraction", |c| c.warmup_fraction = 1.5),
             ("batch_size", |c| c.epochs = 0),
             ("max_len", |c| c.max_len = 2),
@@ -158,12 +174,25 @@ mod tests {
     #[test]
     fn the_settings_carry_over_to_the_optimiser_and_the_epoch_plan() {
         let c = base();
-        let (s, p) = c.selection_setup(1000, "ner", false);
+        let (s, p) = c.selection_setup(1000, "ner", "classifier", false);
         assert_eq!(
-            (s.lr, s.schedule, s.warmup_fraction, s.clip_norm, s.seed),
-            (1e-3, LrSchedule::LinearDecay, 0.1, 1.0, 7)
+            (s.lr, s.schedule, s.warmup_fraction, s.clip_norm, s.seed, s.head),
+            (1e-3, LrSchedule::LinearDecay, 0.1, 1.0, 7, None)
         );
+        let with_head = FinetuneConfig { head_lr: Some(2e-3), ..c.clone() };
+        let (s, _) = with_head.selection_setup(1000, "ner", "classifier", false);
+        assert_eq!(s.head, Some(HeadRate { prefix: "classifier", lr: 2e-3 }));
         assert_eq!((p.n_train, p.batch_size, p.epochs, p.eval_every, p.label), (1000, 32, 3, 0, "ner"));
         assert_eq!(c.freeze_plan(), FreezePlan { embeddings: true, layers: 2 });
+    }
+
+    #[test]
+    fn an_unset_head_rate_leaves_the_json_and_so_the_cache_key_as_it_was() {
+        let json = serde_json::to_value(base()).unwrap();
+        assert!(json.get("head_lr").is_none(), "{json}");
+        let back: FinetuneConfig = serde_json::from_value(json).unwrap();
+        assert_eq!(back, base());
+        let set = serde_json::to_value(FinetuneConfig { head_lr: Some(1e-3), ..base() }).unwrap();
+        assert_eq!(set["head_lr"], 1e-3);
     }
 }

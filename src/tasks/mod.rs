@@ -57,7 +57,7 @@ pub mod word_inputs;
 /// Checks that one seed gives one loss curve and another seed another.
 ///
 /// Bits are not compared: with tests running side by side, MKL may give a GEMM fewer threads
-/// (`MKL_DYNAMIC`) and sum in another order, which moves a loss slightly (seen in CI; measured: README,
+/// (`MKL_DYNAMIC`) and sum in another order, which moves a loss slightly (seen in CI; measured: docs/performance.md,
 /// *Measurements behind design choices*). The bounds sit between the two effects as measured on 2026-11-27: alone,
 /// the same seed gave identical curves and seeds 1 and 2 differed by 0.018–0.20 (the four task tests); under load
 /// the same seed differed by 1.1e-4 (parsing), which the earlier bound of 1e-4 failed.

@@ -89,7 +89,7 @@ pub const HALF_SALT: u64 = 0x4841_4C46; // "HALF"
 
 /// The half (0 or 1) of the document with id `id`: the top bit of `FNV-1a(HALF_SALT, id)`. (Not the lowest bit: FNV's
 /// lowest bit is the parity of the odd bytes of the id, so `mod 2` splits by spelling and unevenly; the top bit splits
-/// the English novels about evenly. Measured: README, *Measurements behind design choices*.)
+/// the English novels about evenly. Measured: docs/performance.md, *Measurements behind design choices*.)
 pub fn document_half(id: &str) -> u8 {
     (fnv1a(HALF_SALT, id.as_bytes()) >> 63) as u8
 }

@@ -1,8 +1,8 @@
 //! Word segmentation: Chinese by jieba (the maximum-probability path over a prefix dictionary with an HMM for
 //! unknown words; Sun 2012, as ported by `jieba-rs`), every other language by whitespace and punctuation.
 //!
-//! The jieba dictionary loads once per process (its load time: README, *Measurements behind design choices*) and is
-//! shared.
+//! The jieba dictionary loads once per process (its load time: docs/performance.md, *Measurements behind design
+//! choices*) and is shared.
 use std::sync::OnceLock;
 
 fn jieba() -> &'static jieba_rs::Jieba {

@@ -36,7 +36,7 @@
 //! the rest become `[UNK]` and no merge crosses them. Without it every character seen enters the alphabet, and a
 //! logographic script can fill a small joint vocabulary: on English + Chinese novels the alphabet alone passes an
 //! 8,000-entry budget, most entries hold a Han character and English is left as single letters (counted by
-//! [`crate::text::anchors`]; the counts in README, *en–zh joint vocabularies*).
+//! [`crate::text::anchors`]; the counts in docs/usage/pretraining.md, *en–zh joint vocabularies*).
 //!
 //! **Alphabet cap** ([`TokenizerSpec::max_alphabet_share`]): coverage alone does not bound the alphabet's size, which
 //! grows with the corpus: at 0.9995 on 100,000 sentences of English and of Chinese novels, Wikipedia and web text, the

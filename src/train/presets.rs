@@ -37,10 +37,10 @@
 //! Scales (`SCALE` of DESIGN.md; [`Pretraining::at`]): `smoke` — 2 layers × 32, 300 sentences, 4 steps: seconds, for
 //! tests; `cpu` — 4 layers × 128 × 4 heads with pre-LN blocks and no dropout, 100k sentences per language, 8k BPE
 //! per pair, 10,000 steps of 32 × 64 tokens (20.5M) at a peak learning rate of 1e-3 after 200 warm-up steps, with
-//! snapshots at 0.5, 1, 3.1 and 10M tokens (the candidate `preln` of the `emergence` curves, chosen in README, *The
-//! cpu regime*, from 2026-11-29 to 2026-11-30; 1,500 post-LN steps with dropout and 1,000 warm-up steps before);
-//! since 2026-12-01 the same with 40 % of the tokens masked for 6,000 steps (12.3M tokens; snapshots at 0.5, 1,
-//! 3.1 and 6.1M), the candidate `mask40` (README, *Levers on the plateau*); `paper` — the
+//! snapshots at 0.5, 1, 3.1 and 10M tokens (the candidate `preln` of the `emergence` curves, chosen in
+//! docs/studies/cpu-regime.md, from 2026-11-29 to 2026-11-30; 1,500 post-LN steps with dropout and 1,000 warm-up
+//! steps before); since 2026-12-01 the same with 40 % of the tokens masked for 6,000 steps (12.3M tokens; snapshots
+//! at 0.5, 1, 3.1 and 6.1M), the candidate `mask40` (docs/studies/plateau.md, *Levers on the plateau*); `paper` — the
 //! study's architecture (8 layers, 768 wide, 12 heads, 256-token streams) with our step budget (100k steps of
 //! 32 × 256).
 //! The step budgets, learning rates and corpus caps of `cpu` and `paper` are this project's choices, not the
@@ -137,10 +137,11 @@ impl Pretraining {
         };
         match scale {
             Scale::Smoke => s(300, 400, 32, 4, 4, 2, 5e-4, 2, 1),
-            // The regime candidate `mask40` (README, *The cpu regime*): pre-LN, no dropout, 200 warm-up steps, 40 %
-            // of the tokens masked, 6,000 steps (12.3M tokens). With 40 % masked the en–fr bilingual model leaves
-            // the MLM plateau after about 2,500 steps where it took 5,000–6,000 at BERT's 15 % (the `preln`
-            // presets of 2026-11-29, 10,000 steps), and after 6,000 steps its perplexity is below theirs after 10,000.
+            // The regime candidate `mask40` (docs/studies/cpu-regime.md, *The presets since 2026-12-01: `mask40`*):
+            // pre-LN, no dropout, 200 warm-up steps, 40 % of the tokens masked, 6,000 steps (12.3M tokens). With 40 %
+            // masked the en–fr bilingual model leaves the MLM plateau after about 2,500 steps where it took
+            // 5,000–6,000 at BERT's 15 % (the `preln` presets of 2026-11-29, 10,000 steps), and after 6,000 steps its
+            // perplexity is below theirs after 10,000.
             Scale::Cpu => Pretraining {
                 dropout: 0.0,
                 pre_ln: true,
@@ -158,7 +159,7 @@ pub const CPU_SNAPSHOT_STEPS: [u64; 5] = [250, 500, 1_500, 3_000, 6_000];
 
 /// Share of the tokens the `cpu` models are trained to predict (Wettig et al. 2023, "Should You Mask 15% in Masked
 /// Language Modeling?"): at 40 % the presets' models leave the MLM plateau in about half the steps
-/// (`figures/regime/plateau-levers.*`, README *Levers on the plateau*).
+/// (`figures/regime/plateau-levers.*`, docs/studies/plateau.md, *Levers on the plateau*).
 pub const CPU_MASK_PROB: f64 = 0.4;
 
 /// Running-text datasets per language in the novels domain (the study's Wikipedia stand-in here); a pseudo-language
@@ -201,27 +202,27 @@ pub fn parse_languages(spec: &str) -> Result<Vec<String>> {
 /// Character coverage of a joint pair vocabulary shared with a language of a rich character set: SentencePiece's
 /// documented value for Chinese and Japanese (Kudo & Richardson 2018; `character_coverage`). Without it the Chinese
 /// alphabet alone fills the `cpu` scale's 8,000 entries of an en–zh vocabulary and English stays in single letters
-/// (counts with and without it: README, *en–zh joint vocabularies*).
+/// (counts with and without it: docs/usage/pretraining.md, *en–zh joint vocabularies*).
 pub const RICH_CHARSET_COVERAGE: f64 = 0.9995;
 
 /// Coverage of `extra-anchors`: its code-switched English carries the dictionary's Chinese words, so at
 /// [`RICH_CHARSET_COVERAGE`] the alphabet keeps more characters than `default`'s and English stays split finely
-/// (`cpu`, en–zh). 0.999 gives it about `default`'s share of Chinese entries and tokens a word back (README, *en–zh
-/// joint vocabularies*).
+/// (`cpu`, en–zh). 0.999 gives it about `default`'s share of Chinese entries and tokens a word back
+/// (docs/usage/pretraining.md, *en–zh joint vocabularies*).
 pub const CODESWITCHED_RICH_CHARSET_COVERAGE: f64 = 0.999;
 
 /// Largest share of a rich-character-set joint pair vocabulary that its alphabet may take
 /// ([`crate::text::tokenize::TokenizerSpec::max_alphabet_share`]), set with the coverage. Coverage alone grows the
 /// alphabet with the corpus: at the `cpu` presets (100,000 sentences a language) the Default and Extra anchors en–zh
 /// alphabets at 0.9995 / 0.999 took 7,970 and 8,043 of their 8,304 and 8,310 entries, and English was left in single
-/// letters (4.47 tokens a word). Half the vocabulary leaves the other half to merges (README, *en–zh joint
-/// vocabularies*).
+/// letters (4.47 tokens a word). Half the vocabulary leaves the other half to merges (docs/usage/pretraining.md,
+/// *en–zh joint vocabularies*).
 pub const RICH_CHARSET_MAX_ALPHABET_SHARE: f64 = 0.5;
 
 /// The preset's `character_coverage`: for a joint vocabulary of a pair one of whose languages is Chinese or
 /// Japanese, [`RICH_CHARSET_COVERAGE`] ([`CODESWITCHED_RICH_CHARSET_COVERAGE`] with code-switching); else none
 /// (every character kept). `multilingual` keeps every character: its vocabulary is twice a pair's, and its English
-/// is split far less than in the en–zh pair (README, *en–zh joint vocabularies*).
+/// is split far less than in the en–zh pair (docs/usage/pretraining.md, *en–zh joint vocabularies*).
 fn character_coverage(scheme: AnchorScheme, languages: &[String], codeswitched: bool) -> Option<f64> {
     let rich = languages.iter().map(|l| text_language(l)).any(|l| l == "zh" || l == "ja");
     let coverage = if codeswitched { CODESWITCHED_RICH_CHARSET_COVERAGE } else { RICH_CHARSET_COVERAGE };

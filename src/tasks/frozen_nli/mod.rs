@@ -419,6 +419,7 @@ impl FrozenNli {
             clip_norm: cfg.clip_norm,
             total_steps: 0,
             seed: cfg.seed,
+            head: None,
         };
         let plan = EpochPlan {
             n_train: train.len(),

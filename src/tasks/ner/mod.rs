@@ -19,8 +19,8 @@
 //! {2e-5, 3e-5, 5e-5}), 10 epochs (the study's) over the 20,000 PAN-X English training sentences, dev and evaluation on all dev
 //! sentences; `cpu` — 5,000 training sentences, 3 epochs, peak rate 1e-3 for the project's small `cpu` models, 1,000
 //! English dev sentences, 2,000 evaluation sentences per language (higher PAN-X en dev F1 than 3e-4 for 2 epochs on
-//! the 4 × 128 English `mono` model; measured: README, *Zero-shot transfer*); `smoke` — 200 sentences, 1 epoch, 50 dev
-//! and 100 evaluation sentences.
+//! the 4 × 128 English `mono` model; measured: CHANGELOG.md, *Old measurements*); `smoke` — 200 sentences, 1 epoch,
+//! 50 dev and 100 evaluation sentences.
 pub mod metrics;
 pub mod transfer;
 pub mod zh_script;
@@ -229,7 +229,7 @@ impl NerFinetune {
             )));
         }
         let _rng = crate::device::torch_rng_lock();
-        let (settings, plan) = cfg.finetune.selection_setup(train.len(), "ner", progress);
+        let (settings, plan) = cfg.finetune.selection_setup(train.len(), "ner", TAGGER, progress);
         let device = self.compute.device;
         let this = &*self;
         let loss_of = |chunk: &[usize]| -> Result<Tensor> {

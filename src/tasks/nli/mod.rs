@@ -20,8 +20,8 @@
 //! (Wu et al. search batch {4, 8} × encoder rate {1.25e-6, 2.5e-6, 5e-6} × classifier rate and train 200 epochs; the
 //! table1 / fig3 scripts run that batch × encoder-rate grid over this preset's 3 epochs); `cpu` trains 20,000
 //! pairs for 2 epochs at 2e-4, a rate for the project's small, briefly pre-trained `cpu` models (higher English dev
-//! accuracy than 5e-5 on the 4 × 128 English `mono` model; measured: README, *Measurements behind design choices*);
-//! `smoke` 300 pairs, 1 epoch. The dev set is 2,000 MNLI pairs held out with the seed (100 at
+//! accuracy than 5e-5 on the 4 × 128 English `mono` model; measured: docs/performance.md, *Measurements behind
+//! design choices*); `smoke` 300 pairs, 1 epoch. The dev set is 2,000 MNLI pairs held out with the seed (100 at
 //! `smoke`); `cpu` and `paper` evaluate the whole XNLI dev set of each language (2,490 pairs), `smoke` its first 100.
 pub mod transfer;
 use serde::{Deserialize, Serialize};
@@ -342,7 +342,7 @@ impl NliFinetune {
             return Err(Error::Invalid(format!("NLI item with class {} and {} ids", it.label, it.ids.len())));
         }
         let _rng = crate::device::torch_rng_lock();
-        let (settings, plan) = cfg.finetune.selection_setup(train.len(), "nli", progress);
+        let (settings, plan) = cfg.finetune.selection_setup(train.len(), "nli", CLASSIFIER, progress);
         let device = self.compute.device;
         let this = &*self;
         let loss_of = |chunk: &[usize]| -> Result<Tensor> {

@@ -52,8 +52,9 @@
 //! few hundred steps, so small rates leave it far from trained. On the en–fr `default` model of `train --scale cpu`,
 //! 4 epochs at lr 5e-4 / 1e-3 / 2e-3 / 4e-3 raised English dev LAS and zero-shot French-GSD UAS up to 2e-3, with 4e-3
 //! about level; on the English `mono` model, 2 epochs over 3,000 sentences at 2e-4 left the parser far from trained
-//! (measured: README, *Measurements behind design choices*). One learning rate serves encoder and head alike
-//! ([`crate::tasks::finetune`]).
+//! (measured: docs/performance.md, *Measurements behind design choices*). One learning rate serves encoder and head
+//! alike unless `head_lr` gives the parser its own ([`crate::tasks::finetune::HeadRate`]), as a pretrained encoder
+//! needs: at its fine-tuning rate of 5e-5 a few hundred steps leave a zero-initialised biaffine head untrained.
 //!
 //! References: T. Dozat, C. D. Manning (2017), *Deep Biaffine Attention for Neural Dependency Parsing*, ICLR;
 //! S. Wu, A. Conneau, H. Li, L. Zettlemoyer, V. Stoyanov (2020), *Emerging Cross-lingual Structure in Pretrained
@@ -602,7 +603,7 @@ impl ParseFinetune {
             }
         }
         let _rng = crate::device::torch_rng_lock();
-        let (settings, plan) = cfg.finetune.selection_setup(train.len(), "parse", progress);
+        let (settings, plan) = cfg.finetune.selection_setup(train.len(), "parse", PARSER, progress);
         let this = &*self;
         let options = cfg.attachment_options();
         let loss_of = |chunk: &[usize]| -> Result<Tensor> {
