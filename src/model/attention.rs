@@ -11,8 +11,8 @@
 //! takes no dropout) and its fallback samples the dropout mask with libtorch's slow CPU Bernoulli sampler; there
 //! the same function is computed explicitly, `Dropout(softmax((Q/√d_head) Kᵀ + M)) V`, with the host-drawn mask of
 //! [`super::dropout`]. With a [`Packing`] the block reads and returns the real tokens only (`[tokens, hidden]`); the
-//! queries, keys and values are scattered into the padded layout for attention and its context gathered back. HF names: `attention.self.{query,key,value}`, `attention.output.dense`,
-//! `attention.output.LayerNorm`.
+//! queries, keys and values are scattered into the padded layout for attention and its context gathered back. HF
+//! names: `attention.self.{query,key,value}`, `attention.output.dense`, `attention.output.LayerNorm`.
 use tch::{nn, nn::Module, Device, Tensor};
 
 use super::config::ModelConfig;

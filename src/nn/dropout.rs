@@ -6,8 +6,8 @@
 //! Flood 2014) expands it, two elements per 64-bit draw: element `i` is kept when its 32-bit half `u` satisfies
 //! `u < ⌊(1 − p) · 2³²⌋`, so the keep rate is `1 − p` to within `2.4·10⁻¹⁰`. That costs about a nanosecond an element,
 //! where libtorch's CPU Bernoulli sampler costs about six (`bernoulli_` on 262,144 floats: 1.6 ms on one thread;
-//! thirteen dropouts a step at the `cpu` shape spent about a tenth of a training step in it —
-//! docs/performance.md, *Why crossling is fast where it is*). On other devices libtorch's fused dropout kernel runs.
+//! thirteen dropouts a step at the `cpu` shape spent about a tenth of a training step in it — CHANGELOG.md, *Speed
+//! measurements over time*, "The dropout cut"). On other devices libtorch's fused dropout kernel runs.
 use tch::{Device, Kind, Tensor};
 
 use crate::text::codeswitch::SplitMix64;

@@ -26,19 +26,22 @@
 //!
 //! **Layout.** By default ([`AdamLayout::Flat`]) the parameters, their gradients and the two moments each live in one
 //! flat buffer ([`crate::nn::flat`]), and the clipping and the update run as about ten kernels on the buffers,
-//! whatever the number of parameters; the update is elementwise the same arithmetic as parameter by parameter. The
-//! norm is then reduced over blocks of 1,024 gradients in f32 and combined in f64 ([`crate::nn::flat::l2_norm`]),
-//! and the per-parameter layout reduces each gradient so and combines the norms in f64; both agree with the f64 norm
-//! to about 1e-7 (one f32 reduction over a real model's 21 million gradients was off by 9e-4). Until every parameter has a gradient (a language's own
-//! layers before its first batch), and for parameters that cannot share a buffer, the step runs parameter by
-//! parameter ([`AdamLayout::PerParameter`]), skipping parameters without a gradient as PyTorch does.
+//! whatever the number of parameters; without rate multipliers (below) the update is elementwise the same arithmetic
+//! as parameter by parameter. The norm is then reduced over blocks of 1,024 gradients in f32 and combined in f64
+//! ([`crate::nn::flat::l2_norm`]), and the per-parameter layout reduces each gradient so and combines the norms in
+//! f64; both agree with the f64 norm to about 1e-7 (one f32 reduction over a real model's 21 million gradients was off
+//! by 9e-4). Until every parameter has a gradient (a language's own layers before its first batch), and for
+//! parameters that cannot share a buffer, the step runs parameter by parameter ([`AdamLayout::PerParameter`]),
+//! skipping parameters without a gradient as PyTorch does. On the CPU the flat layout's first `sqrt` splits across
+//! threads, so [`Adam::with_layout`] first runs [`crate::device::vector_math::init`] (without it, about one process in
+//! twenty computed the worker's half wrong).
 //!
 //! **Rate groups.** [`Adam::with_rate_scales`] gives each parameter a multiplier `s` of the learning rate (PyTorch's
-//! parameter groups with `lr = s · lr`, one schedule for all): `θ ← θ − s · (lr / (1 − β₁ᵗ)) · m / (…)`. In the
-//! flat layout the multipliers are a buffer beside the parameters and the update divides `d` by it (one kernel more);
-//! with every multiplier 1 nothing changes.
-//! On the CPU the flat layout's first `sqrt` splits across threads, so [`Adam::with_layout`] first runs
-//! [`crate::device::vector_math::init`] (without it, about one process in twenty computed the worker's half wrong).
+//! parameter groups with `lr = s · lr`, one schedule for all, ε not scaled):
+//! `θ ← θ − s · (lr / (1 − β₁ᵗ)) · m / (sqrt(v) / sqrt(1 − β₂ᵗ) + ε)`. Per parameter the step size is multiplied by
+//! `s` (f64); in the flat layout the multipliers are an f32 buffer beside the parameters that the update's divisor
+//! `d` ([`Adam::step`]) is divided by, one kernel more, so the two layouts then agree to f32 rounding rather than to
+//! the bit. With every multiplier 1 nothing changes.
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -164,16 +167,16 @@ impl Adam {
                 self.params[i].0
             )));
         }
-        if scales.iter().any(|&s| s != 1.0) {
-            if let Some(f) = self.flat.as_mut() {
+        if let Some(f) = self.flat.as_mut() {
+            f.rate = scales.iter().any(|&s| s != 1.0).then(|| {
                 let (rate, views) = f.buffers.zeros_like();
                 tch::no_grad(|| {
                     for (view, &s) in views.into_iter().zip(&scales) {
                         let _ = view.shallow_clone().fill_(s);
                     }
                 });
-                f.rate = Some(rate);
-            }
+                rate
+            });
         }
         self.rate_scales = scales;
         Ok(self)
@@ -240,10 +243,11 @@ impl Adam {
         })
     }
 
-    /// One Adam update with learning rate `lr`; parameters without a gradient are skipped.
+    /// One Adam update with learning rate `lr` (times each parameter's multiplier `s`); parameters without a
+    /// gradient are skipped.
     ///
     /// In place, as PyTorch's single-tensor Adam: `m.lerp_(g, 1 − β₁)`, `v.lerp_(g², 1 − β₂)`, then
-    /// `θ += m / d` with `d = −(sqrt(v) / sqrt(1 − β₂ᵗ) + ε) · (1 − β₁ᵗ) / lr` (one temporary besides `g²`).
+    /// `θ += m / d` with `d = −(sqrt(v) / sqrt(1 − β₂ᵗ) + ε) · (1 − β₁ᵗ) / (s · lr)` (one temporary besides `g²`).
     pub fn step(&mut self, lr: f64) {
         self.step += 1;
         let t = self.step as i32;
@@ -430,39 +434,52 @@ mod tests {
 
     #[test]
     fn rate_scales_multiply_a_parameters_step_in_both_layouts() {
-        let run = |layout: AdamLayout, steps: i64| {
+        // `u` joins the loss from step `use_u_from` on: until then the flat layout steps parameter by parameter.
+        let run = |layout: AdamLayout, steps: i64, use_u_from: i64| {
             let (vs, adam) = twin(layout);
             let mut adam = adam.with_rate_scales(|name| if name == "w" { 3.0 } else { 1.0 }).unwrap();
             let v = vs.variables();
-            let before: Vec<Vec<f32>> =
-                ["b", "w"].iter().map(|n| Vec::<f32>::try_from(&v[*n].flatten(0, -1)).unwrap()).collect();
+            let values = || -> Vec<Vec<f32>> {
+                ["b", "u", "w"].iter().map(|n| Vec::<f32>::try_from(&v[*n].flatten(0, -1)).unwrap()).collect()
+            };
+            let before = values();
             for t in 0..steps {
                 adam.zero_grad();
                 let x = Tensor::arange(3, (Kind::Float, tch::Device::Cpu)).view([1, 3]) * (t as f64 + 1.0);
-                (x.matmul(&v["w"]) + &v["b"]).square().sum(Kind::Float).backward();
+                let mut loss = (x.matmul(&v["w"]) + &v["b"]).square().sum(Kind::Float);
+                if t >= use_u_from {
+                    loss += (&v["u"] * 2.0).square().sum(Kind::Float);
+                }
+                loss.backward();
                 adam.step(0.05);
             }
-            let after: Vec<Vec<f32>> =
-                ["b", "w"].iter().map(|n| Vec::<f32>::try_from(&v[*n].flatten(0, -1)).unwrap()).collect();
-            (before, after)
+            (before, values(), adam.flat_steps())
         };
         for layout in [AdamLayout::Flat, AdamLayout::PerParameter] {
-            // The first step moves each weight by ≈ s · lr · sign(g): 0.05 for b, 0.15 for w (but w's first row,
-            // which multiplies x₀ = 0 and has no gradient).
-            let (before, after) = run(layout, 1);
-            for (k, (b, a)) in before[0].iter().zip(&after[0]).enumerate() {
-                assert!(((b - a).abs() - 0.05).abs() < 1e-5, "{layout:?} b[{k}] moved {}", b - a);
-            }
-            for (k, (b, a)) in before[1].iter().zip(&after[1]).enumerate().skip(4) {
-                assert!(((b - a).abs() - 0.15).abs() < 1e-5, "{layout:?} w[{k}] moved {}", b - a);
+            // The first step moves each weight by ≈ s · lr · sign(g): 0.05 for b and u, 0.15 for w (but w's first
+            // row, which multiplies x₀ = 0 and so has a zero gradient).
+            let (before, after, flat_steps) = run(layout, 1, 0);
+            assert_eq!(flat_steps, u64::from(layout == AdamLayout::Flat), "{layout:?}");
+            for (name, i, lr, skip) in [("b", 0, 0.05, 0), ("u", 1, 0.05, 0), ("w", 2, 0.15, 4)] {
+                for (k, (b, a)) in before[i].iter().zip(&after[i]).enumerate().skip(skip) {
+                    assert!(((b - a).abs() - lr).abs() < 1e-5, "{layout:?} {name}[{k}] moved {}", b - a);
+                }
             }
         }
-        // Six steps: the two layouts agree (the flat one divides by the multipliers, the other scales the step).
-        let (_, flat) = run(AdamLayout::Flat, 6);
-        let (_, per) = run(AdamLayout::PerParameter, 6);
-        for (a, b) in flat.iter().flatten().zip(per.iter().flatten()) {
-            assert!((a - b).abs() <= 1e-6, "{a} vs {b}");
+        // Six steps, every one flat, and six of which the first two go parameter by parameter: the layouts agree (the
+        // flat one divides by the multipliers, the other scales the step).
+        for (use_u_from, flat_expected) in [(0, 6), (2, 4)] {
+            let (_, flat, flat_steps) = run(AdamLayout::Flat, 6, use_u_from);
+            let (_, per, _) = run(AdamLayout::PerParameter, 6, use_u_from);
+            assert_eq!(flat_steps, flat_expected);
+            for (a, b) in flat.iter().flatten().zip(per.iter().flatten()) {
+                assert!((a - b).abs() <= 1e-6, "u from step {use_u_from}: {a} vs {b}");
+            }
         }
+        // Multipliers set back to 1 drop the flat layout's rate buffer: it steps as an Adam without multipliers.
+        let (_, adam) = twin(AdamLayout::Flat);
+        let adam = adam.with_rate_scales(|_| 2.0).unwrap().with_rate_scales(|_| 1.0).unwrap();
+        assert!(adam.flat.as_ref().unwrap().rate.is_none());
         // A multiplier that is not a positive number is refused, naming the parameter.
         let (_, adam) = twin(AdamLayout::Flat);
         let e = adam.with_rate_scales(|name| if name == "u" { 0.0 } else { 1.0 }).unwrap_err().to_string();

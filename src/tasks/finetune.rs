@@ -18,6 +18,8 @@
 //! With a head rate η_h ([`HeadRate`], a task's `head_lr`) the head's parameters follow the same schedule scaled by
 //! η_h / η (PyTorch's parameter groups; UDify trains its heads at 1e-3 over BERT at 5e-5): a head that starts from
 //! scratch can learn within a few hundred steps while the pretrained encoder under it moves at a fine-tuning rate.
+//! Only the head's own variables take it: a stacked backbone's fresh layers (`stack.…`) train at η.
+//!
 //! **Determinism.** Epoch `e` visits the training examples in a Fisher–Yates order drawn from
 //! `mix(seed, SHUFFLE, e)`; the dropout of step `t` draws from libtorch's generator seeded with
 //! `mix(seed, DROPOUT, t)` (`mix` = two SplitMix64 finalisations, as the pre-training loop does), so one seed fixes
@@ -197,7 +199,8 @@ pub struct OptimSettings {
 }
 
 /// The peak (or fixed) learning rate of the parameters under one head prefix, on the same schedule as the rest:
-/// PyTorch's parameter groups, as UDify (Kondratyuk & Straka 2019) trains its parser heads at 1e-3 over BERT at 5e-5.
+/// PyTorch's parameter groups, as UDify (D. Kondratyuk, M. Straka (2019), *75 Languages, 1 Model: Parsing Universal
+/// Dependencies Universally*, EMNLP-IJCNLP) trains its task heads at 1e-3 over BERT at 5e-5.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HeadRate {
     /// The head's variables are those named `{prefix}.…` in the task's `VarStore`.

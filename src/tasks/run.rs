@@ -495,6 +495,25 @@ mod tests {
     /// NER's `zh_script` is an option the preset's JSON leaves out: an override sets it, the resolved config's JSON (and
     /// so the cache key's `config`) holds it, and without it the JSON is the pinned one (cached runs keep their keys).
     #[test]
+    fn a_head_rate_is_set_by_an_override_and_enters_the_key() {
+        let over = |v: serde_json::Value| v.as_object().unwrap().clone();
+        let plain = configured(ParseConfig::at(Scale::Smoke), &JsonMap::new()).unwrap();
+        let fast = configured(ParseConfig::at(Scale::Smoke), &over(serde_json::json!({ "head_lr": 6e-3 }))).unwrap();
+        assert_eq!((plain.finetune.head_lr, fast.finetune.head_lr), (None, Some(6e-3)));
+        assert!(json(&plain).unwrap().get("head_lr").is_none());
+        assert_eq!(json(&fast).unwrap()["head_lr"], 6e-3);
+        let key = |c: &ParseConfig| {
+            let what = serde_json::json!({ "config": json(c).unwrap(), "langs": ["en"], "device": "cpu" });
+            cache_file(Path::new("/m"), "crossling\nabc", "parse", &what)
+        };
+        assert_ne!(key(&plain), key(&fast));
+        // The range is checked where every setting's is, before a fine-tuning starts.
+        let zero = configured(ParseConfig::at(Scale::Smoke), &over(serde_json::json!({ "head_lr": 0.0 }))).unwrap();
+        let e = zero.validate().unwrap_err().to_string();
+        assert!(e.contains("head_lr must be a positive number"), "{e}");
+    }
+
+    #[test]
     fn the_chinese_script_option_is_set_by_an_override_and_enters_the_key() {
         use crate::tasks::ner::zh_script::ZhScript;
         let over = |v: serde_json::Value| v.as_object().unwrap().clone();

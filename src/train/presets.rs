@@ -37,8 +37,8 @@
 //! Scales (`SCALE` of DESIGN.md; [`Pretraining::at`]): `smoke` — 2 layers × 32, 300 sentences, 4 steps: seconds, for
 //! tests; `cpu` — 4 layers × 128 × 4 heads with pre-LN blocks and no dropout, 100k sentences per language, 8k BPE
 //! per pair, 10,000 steps of 32 × 64 tokens (20.5M) at a peak learning rate of 1e-3 after 200 warm-up steps, with
-//! snapshots at 0.5, 1, 3.1 and 10M tokens (the candidate `preln` of the `emergence` curves, chosen in
-//! docs/studies/cpu-regime.md, from 2026-11-29 to 2026-11-30; 1,500 post-LN steps with dropout and 1,000 warm-up
+//! snapshots at 0.5, 1, 3.1 and 10M tokens (the candidate `preln` of the `emergence` curves, chosen as CHANGELOG.md,
+//! *`preln`: 2026-11-29 to 2026-11-30* tells; 1,500 post-LN steps with dropout and 1,000 warm-up
 //! steps before); since 2026-12-01 the same with 40 % of the tokens masked for 6,000 steps (12.3M tokens; snapshots
 //! at 0.5, 1, 3.1 and 6.1M), the candidate `mask40` (docs/studies/plateau.md, *Levers on the plateau*); `paper` — the
 //! study's architecture (8 layers, 768 wide, 12 heads, 256-token streams) with our step budget (100k steps of
