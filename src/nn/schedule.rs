@@ -390,18 +390,24 @@ mod tests {
         (vs, adam)
     }
 
+    /// The loss of step `t` over [`twin`]'s variables: `‖x_t w + b‖²` with `x_t = (t + 1) · (0, 1, 2)`, plus `‖2u‖²`
+    /// from step `use_u_from` on.
+    fn twin_loss(v: &std::collections::HashMap<String, Tensor>, t: i64, use_u_from: i64) -> Tensor {
+        let x = Tensor::arange(3, (Kind::Float, tch::Device::Cpu)).view([1, 3]) * (t as f64 + 1.0);
+        let mut loss = (x.matmul(&v["w"]) + &v["b"]).square().sum(Kind::Float);
+        if t >= use_u_from {
+            loss += (&v["u"] * 2.0).square().sum(Kind::Float);
+        }
+        loss
+    }
+
     fn train(layout: AdamLayout, steps: i64, max_norm: f64, use_u_from: i64) -> (Vec<f64>, Vec<Vec<f32>>) {
         let (vs, mut adam) = twin(layout);
         let v = vs.variables();
         let mut norms = Vec::new();
         for t in 0..steps {
             adam.zero_grad();
-            let x = Tensor::arange(3, (Kind::Float, tch::Device::Cpu)).view([1, 3]) * (t as f64 + 1.0);
-            let mut loss = (x.matmul(&v["w"]) + &v["b"]).square().sum(Kind::Float);
-            if t >= use_u_from {
-                loss += (&v["u"] * 2.0).square().sum(Kind::Float);
-            }
-            loss.backward();
+            twin_loss(&v, t, use_u_from).backward();
             norms.push(adam.clip_grad_norm(max_norm));
             adam.step(0.05);
         }
@@ -445,12 +451,7 @@ mod tests {
             let before = values();
             for t in 0..steps {
                 adam.zero_grad();
-                let x = Tensor::arange(3, (Kind::Float, tch::Device::Cpu)).view([1, 3]) * (t as f64 + 1.0);
-                let mut loss = (x.matmul(&v["w"]) + &v["b"]).square().sum(Kind::Float);
-                if t >= use_u_from {
-                    loss += (&v["u"] * 2.0).square().sum(Kind::Float);
-                }
-                loss.backward();
+                twin_loss(&v, t, use_u_from).backward();
                 adam.step(0.05);
             }
             (before, values(), adam.flat_steps())
