@@ -213,7 +213,8 @@ impl Adam {
     ///
     /// Flat: the gradient buffer reduced in blocks, combined in f64 ([`crate::nn::flat::l2_norm`]). Per parameter: each
     /// gradient's blocks the same way, all of them combined once in f64 (as `torch.nn.utils.clip_grad_norm_` combines
-    /// its per-tensor norms, without copying gradients to f64; a gradient of one block is one reduction, as there). One device read-back either way.
+    /// its per-tensor norms, without copying gradients to f64; a gradient of one block is one reduction, as there).
+    /// One device read-back either way.
     pub fn clip_grad_norm(&mut self, max_norm: f64) -> f64 {
         if let Some(g) = self.flat_grads() {
             return tch::no_grad(|| {
@@ -401,6 +402,12 @@ mod tests {
         loss
     }
 
+    /// [`twin`]'s values, `b`, `u` and `w` flattened, in that order.
+    fn twin_values(vs: &VarStore) -> Vec<Vec<f32>> {
+        let v = vs.variables();
+        ["b", "u", "w"].iter().map(|n| Vec::<f32>::try_from(&v[*n].flatten(0, -1)).unwrap()).collect()
+    }
+
     fn train(layout: AdamLayout, steps: i64, max_norm: f64, use_u_from: i64) -> (Vec<f64>, Vec<Vec<f32>>) {
         let (vs, mut adam) = twin(layout);
         let v = vs.variables();
@@ -411,7 +418,7 @@ mod tests {
             norms.push(adam.clip_grad_norm(max_norm));
             adam.step(0.05);
         }
-        let values = ["b", "u", "w"].iter().map(|n| Vec::<f32>::try_from(&v[*n].flatten(0, -1)).unwrap()).collect();
+        let values = twin_values(&vs);
         (norms, values)
     }
 
@@ -445,16 +452,13 @@ mod tests {
             let (vs, adam) = twin(layout);
             let mut adam = adam.with_rate_scales(|name| if name == "w" { 3.0 } else { 1.0 }).unwrap();
             let v = vs.variables();
-            let values = || -> Vec<Vec<f32>> {
-                ["b", "u", "w"].iter().map(|n| Vec::<f32>::try_from(&v[*n].flatten(0, -1)).unwrap()).collect()
-            };
-            let before = values();
+            let before = twin_values(&vs);
             for t in 0..steps {
                 adam.zero_grad();
                 twin_loss(&v, t, use_u_from).backward();
                 adam.step(0.05);
             }
-            (before, values(), adam.flat_steps())
+            (before, twin_values(&vs), adam.flat_steps())
         };
         for layout in [AdamLayout::Flat, AdamLayout::PerParameter] {
             // The first step moves each weight by ≈ s · lr · sign(g): 0.05 for b and u, 0.15 for w (but w's first
