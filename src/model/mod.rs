@@ -15,6 +15,7 @@
 //! - [`residual`]: a block's residual connection with its LayerNorm after the sum (post-LN) or on the input (pre-LN).
 //! - [`heads`]: the MLM head and [`MlmModel`] with its loss.
 //! - [`tokenizer`]: [`ModelTokenizer`], crossling or Hugging Face, with word-aligned encodings.
+//! - [`word_start`]: a tokenizer without its word-start marker, for words glued to the one before them.
 //! - [`checkpoint`]: the files of a checkpoint folder and the recorded hash of its weights.
 //! - [`load`]: [`LoadedModel::open`] for checkpoints, runs and Hugging Face folders.
 //! - [`hf`]: Hugging Face BERT import and export.
@@ -31,6 +32,7 @@ pub mod load;
 pub mod registry;
 pub mod sharing;
 pub mod tokenizer;
+pub mod word_start;
 
 pub use config::{ModelConfig, SharingPlan};
 pub use encoder::{Encoder, EncoderOutput};

@@ -276,6 +276,16 @@ impl ModelTokenizer {
         }
     }
 
+    /// This tokenizer without its word-start marker ([`crate::model::word_start`]), for a word glued to the one
+    /// before it in running text; `None` when it marks no word start (crossling tokenizers, BERT's WordPiece).
+    pub fn without_word_start_marker(&self) -> Result<Option<ModelTokenizer>> {
+        match self {
+            ModelTokenizer::Crossling { .. } => Ok(None),
+            ModelTokenizer::HuggingFace(h) => Ok(crate::model::word_start::without_word_start_marker(&h.tokenizer)?
+                .map(|t| ModelTokenizer::HuggingFace(HfTokenizer { tokenizer: Box::new(t), specials: h.specials }))),
+        }
+    }
+
     /// How many special tokens [`Self::frame`] adds to one text (`pair` false) or a pair.
     pub fn added_specials(&self, pair: bool) -> usize {
         match self {

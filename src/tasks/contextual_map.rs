@@ -22,7 +22,7 @@ use crate::analysis::procrustes::procrustes_from_cross;
 use crate::error::{Error, Result};
 use crate::model::load::LoadedModel;
 use crate::tasks::word_align::{align_both_ways, AlignConfig, Link};
-use crate::tasks::word_inputs::{gather_words, word_batch, WordEncoder, WordItem};
+use crate::tasks::word_inputs::{gather_words, glued_in_text, word_batch, WordEncoder, WordItem};
 
 /// English, the side every map goes into.
 const EN: &str = "en";
@@ -152,8 +152,14 @@ pub fn contextual_maps(
     let step = cfg.batch_sentences.max(1);
     for start in (0..en_sents.len()).step_by(step) {
         let range = start..(start + step).min(en_sents.len());
-        let en_items = range.clone().map(|k| en_enc.encode(&en_words[k], en_len)).collect::<Result<Vec<_>>>()?;
-        let x_items = range.clone().map(|k| x_enc.encode(&x_words[k], x_len)).collect::<Result<Vec<_>>>()?;
+        let en_items = range
+            .clone()
+            .map(|k| en_enc.encode(&en_words[k], &glued_in_text(&en_sents[k], &en_words[k]), en_len))
+            .collect::<Result<Vec<_>>>()?;
+        let x_items = range
+            .clone()
+            .map(|k| x_enc.encode(&x_words[k], &glued_in_text(&x_sents[k], &x_words[k]), x_len))
+            .collect::<Result<Vec<_>>>()?;
         let (en_refs, x_refs): (Vec<&WordItem>, Vec<&WordItem>) = (en_items.iter().collect(), x_items.iter().collect());
         let mut linked = Vec::new(); // (b, en word, x word)
         for (b, k) in range.enumerate() {

@@ -11,7 +11,9 @@
 //! **Cache.** `MODELS/tasks/TASK-KEY.json` holds `(GridRun, FilesRead)`; KEY is the first 16 hex digits of the
 //! sha256 of `FORMAT\nIDENTITY\nTASK\nWHAT`: [`TASK_CACHE_FORMAT`], what the task read (a model's kind and weights
 //! sha256), the task name and the resolved settings as compact JSON (config, languages, training data, device and,
-//! for a stack, its options and the target models' weights). A run with [`TaskContext::fresh`] recomputes and
+//! for a stack, its options and the target models' weights; for a token task on a tokenizer that marks word starts,
+//! `"word_spacing": "running-text"`, since glued words are read without the marker, see
+//! [`crate::tasks::word_inputs`]). A run with [`TaskContext::fresh`] recomputes and
 //! rewrites the entry.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -341,6 +343,9 @@ pub fn run_task(ctx: &TaskContext, req: &TaskRequest) -> Result<TaskOutcome> {
                                        "device": req.compute.device_name() });
     if let Some(st) = &req.stack {
         what["stack"] = stack_key(st, req.compute.device)?;
+    }
+    if req.task != TaskKind::Nli && loaded.tokenizer.without_word_start_marker()?.is_some() {
+        what["word_spacing"] = serde_json::json!("running-text");
     }
     let identity = format!("{}\n{}", loaded.source.kind.name(), loaded.source.weights_sha256);
     let cache = cache_file(ctx.models_dir, &identity, task, &what);

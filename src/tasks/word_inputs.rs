@@ -3,11 +3,20 @@
 //! and of BERT's NER recipe (Devlin et al. 2019 §5.3: the representation of a word is that of its first subword).
 //!
 //! **Encoding.** Each gold word is encoded on its own with the model's tokenizer
-//! ([`ModelTokenizer::encode_words`] without its `[CLS]`/`[SEP]`), so a word's subwords never depend on its
-//! neighbours and the treebank's or the NER corpus's tokenization is kept exactly; a word the tokenizer maps to no
-//! subword (a control character, a lone combining mark) becomes `[UNK]`. Pieces are cached per word. A sentence is
-//! `[CLS] w₁… w₂… … [SEP]`; `first[i]` is the position of word `i`'s first subword (so `first[i] ≥ 1`, and position
-//! 0, `[CLS]`, is free to stand for the parser's root).
+//! ([`ModelTokenizer::encode_content`], no `[CLS]`/`[SEP]`), so a word's subwords never depend on its neighbours'
+//! and the treebank's or the NER corpus's tokenization is kept exactly; a word the tokenizer maps to no subword (a
+//! control character, a lone combining mark) becomes `[UNK]`. A word is encoded as it reads in the sentence's
+//! running text ([`Spacing`]): the first word as it is, a word after a space as `" " + word`, and a word **glued**
+//! to the one before it (no space between: UD's `SpaceAfter=No` on the word before, every word of a language written
+//! without spaces) with the tokenizer's word-start marker turned off ([`crate::model::word_start`]). For XLM-R's
+//! SentencePiece tokenizer this keeps a lone `▁` out of Chinese words (`这样` glued is `这样`, not `▁` `这样`) and
+//! before glued punctuation; where the running text's pieces do not cross a word boundary, the ids equal those of
+//! the running text encoded whole (tests/e5_word_inputs.rs). A crossling tokenizer reads every word as it is: every
+//! crossling run trains on pre-tokenized text (BERT pre-tokenization; Chinese segmented with jieba and re-joined with
+//! spaces), and a BERT WordPiece tokenizer gives the same pieces however the word is placed. This differs from
+//! transformers' `is_split_into_words=True`, which puts a word-start marker before every word. Pieces are cached
+//! per word and spacing. A sentence is `[CLS] w₁… w₂… … [SEP]`; `first[i]` is the position of word `i`'s first
+//! subword (so `first[i] ≥ 1`, and position 0, `[CLS]`, is free to stand for the parser's root).
 //!
 //! **Length.** When the subwords of a sentence do not fit `max_len` positions (specials included), the words from
 //! the first one that does not fit onwards are **dropped**: they get no input position and no prediction
@@ -39,38 +48,130 @@ impl WordItem {
     }
 }
 
-/// Encodes gold-tokenized sentences of one language, caching the pieces of each distinct word.
+/// How a word stands in its sentence's running text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Spacing {
+    /// The sentence's first word.
+    First,
+    /// After a space.
+    Spaced,
+    /// Right after the word before it, with no space between.
+    Glued,
+}
+
+impl Spacing {
+    /// The spacing of each word from `glued[i]`: word `i` follows word `i − 1` with no space (`glued[0]` is
+    /// ignored).
+    pub fn of_words(glued: &[bool]) -> Vec<Spacing> {
+        glued
+            .iter()
+            .enumerate()
+            .map(|(i, &g)| match (i, g) {
+                (0, _) => Spacing::First,
+                (_, true) => Spacing::Glued,
+                (_, false) => Spacing::Spaced,
+            })
+            .collect()
+    }
+}
+
+/// Languages written without spaces between words (every word after the first is glued to the one before it).
+pub const UNSPACED_LANGUAGES: [&str; 3] = ["ja", "th", "zh"];
+
+/// `glued[i]` of `n` words of language `lang` when the corpus does not say: every word glued in an unspaced
+/// language ([`UNSPACED_LANGUAGES`]), none in any other.
+pub fn glued_by_language(lang: &str, n: usize) -> Vec<bool> {
+    let unspaced = UNSPACED_LANGUAGES.contains(&crate::text::pseudo::eval_file_language(lang));
+    (0..n).map(|i| i > 0 && unspaced).collect()
+}
+
+/// `glued[i]` of `words` cut from `text` in order: word `i` starts where word `i − 1` ends. A word not found at
+/// or after the end of the one before counts as spaced.
+pub fn glued_in_text<S: AsRef<str>>(text: &str, words: &[S]) -> Vec<bool> {
+    let mut at = 0usize;
+    let mut out = Vec::with_capacity(words.len());
+    for (i, w) in words.iter().enumerate() {
+        match text[at..].find(w.as_ref()) {
+            Some(off) => {
+                out.push(i > 0 && off == 0);
+                at += off + w.as_ref().len();
+            }
+            None => out.push(false),
+        }
+    }
+    out
+}
+
+/// Encodes gold-tokenized sentences of one language, caching the pieces of each distinct word and spacing.
 pub struct WordEncoder<'a> {
     tok: &'a ModelTokenizer,
+    /// The tokenizer without its word-start marker, built on the first glued word; `Some(None)` when it has none.
+    glued_tok: Option<Option<ModelTokenizer>>,
     lang: String,
-    cache: HashMap<String, Vec<i64>>,
+    cache: HashMap<(Spacing, String), Vec<i64>>,
 }
 
 impl<'a> WordEncoder<'a> {
     pub fn new(tok: &'a ModelTokenizer, lang: &str) -> Self {
-        WordEncoder { tok, lang: lang.to_string(), cache: HashMap::new() }
+        WordEncoder { tok, glued_tok: None, lang: lang.to_string(), cache: HashMap::new() }
     }
 
-    /// The subword ids of one word (at least one: `[UNK]` when the tokenizer gives none).
-    pub fn pieces(&mut self, word: &str) -> Result<&[i64]> {
-        if !self.cache.contains_key(word) {
-            let inner = self.tok.encode_content(word, &self.lang)?;
+    /// The subword ids of one word placed as `spacing` says (at least one: `[UNK]` when the tokenizer gives none).
+    pub fn pieces(&mut self, word: &str, spacing: Spacing) -> Result<&[i64]> {
+        let spacing = match self.tok {
+            ModelTokenizer::Crossling { .. } => Spacing::First,
+            ModelTokenizer::HuggingFace(_) => spacing,
+        };
+        let key = (spacing, word.to_string());
+        if !self.cache.contains_key(&key) {
+            let inner = match spacing {
+                Spacing::First => self.tok.encode_content(word, &self.lang)?,
+                Spacing::Spaced => self.tok.encode_content(&format!(" {word}"), &self.lang)?,
+                Spacing::Glued => {
+                    if self.glued_tok.is_none() {
+                        self.glued_tok = Some(self.tok.without_word_start_marker()?);
+                    }
+                    let tok = self.glued_tok.as_ref().and_then(Option::as_ref).unwrap_or(self.tok);
+                    // Only the word's start is glued: after a space inside it, the rest reads as spaced.
+                    let (head, rest) = word.split_once(char::is_whitespace).unwrap_or((word, ""));
+                    let mut ids = tok.encode_content(head, &self.lang)?;
+                    if !rest.trim().is_empty() {
+                        ids.extend(self.tok.encode_content(&format!(" {rest}"), &self.lang)?);
+                    }
+                    ids
+                }
+            };
             let inner = if inner.is_empty() { vec![self.tok.specials().unk as i64] } else { inner };
-            self.cache.insert(word.to_string(), inner);
+            self.cache.insert(key.clone(), inner);
         }
-        Ok(&self.cache[word])
+        Ok(&self.cache[&key])
     }
 
-    /// `[CLS] pieces… [SEP]` of `words`, dropping the words that do not fit `max_len` (≥ 3) positions.
-    pub fn encode<S: AsRef<str>>(&mut self, words: &[S], max_len: usize) -> Result<WordItem> {
+    /// [`Self::encode`] with the spacing of the encoder's language ([`glued_by_language`]), for corpora that do not
+    /// record it (PAN-X).
+    pub fn encode_in_language<S: AsRef<str>>(&mut self, words: &[S], max_len: usize) -> Result<WordItem> {
+        let glued = glued_by_language(&self.lang, words.len());
+        self.encode(words, &glued, max_len)
+    }
+
+    /// `[CLS] pieces… [SEP]` of `words` (`glued[i]`: word `i` follows word `i − 1` with no space, see
+    /// [`Spacing::of_words`]), dropping the words that do not fit `max_len` (≥ 3) positions.
+    pub fn encode<S: AsRef<str>>(&mut self, words: &[S], glued: &[bool], max_len: usize) -> Result<WordItem> {
         if max_len < 3 {
             return Err(Error::Invalid(format!("max_len must be at least 3 ([CLS] word [SEP]), got {max_len}")));
+        }
+        if glued.len() != words.len() {
+            return Err(Error::Invalid(format!(
+                "{} words but {} spacing flags (expected one per word)",
+                words.len(),
+                glued.len()
+            )));
         }
         let budget = max_len.saturating_sub(self.tok.added_specials(false));
         let mut content = Vec::new();
         let mut first = Vec::with_capacity(words.len());
-        for w in words {
-            let p = self.pieces(w.as_ref())?;
+        for (w, spacing) in words.iter().zip(Spacing::of_words(glued)) {
+            let p = self.pieces(w.as_ref(), spacing)?;
             if content.len() + p.len() > budget {
                 break;
             }
@@ -163,23 +264,25 @@ mod tests {
     fn first_subwords_and_truncation() {
         let tok = tokenizer();
         let mut enc = WordEncoder::new(&tok, "en");
-        let it = enc.encode(&["the", "cats", "sat"], 64).unwrap();
+        let it = enc.encode(&["the", "cats", "sat"], &[false; 3], 64).unwrap();
         assert_eq!(it.ids, [2, 5, 6, 8, 7, 3]);
         assert_eq!((it.first.as_slice(), it.words, it.kept()), (&[1i64, 2, 4][..], 3, 3));
         // 6 positions: [CLS] the cat ##s [SEP] fits, `sat` does not.
-        let it = enc.encode(&["the", "cats", "sat"], 5).unwrap();
+        let it = enc.encode(&["the", "cats", "sat"], &[false; 3], 5).unwrap();
         assert_eq!((it.ids.as_slice(), it.first.as_slice(), it.words), (&[2i64, 5, 6, 8, 3][..], &[1i64, 2][..], 3));
         // A word the tokenizer drops entirely becomes [UNK].
-        assert_eq!(enc.pieces("\u{200b}").unwrap(), [1]);
-        assert!(enc.encode(&["the"], 2).is_err());
+        assert_eq!(enc.pieces("\u{200b}", Spacing::Spaced).unwrap(), [1]);
+        assert!(enc.encode(&["the"], &[false], 2).is_err());
+        let e = enc.encode(&["the", "cat"], &[false], 64).unwrap_err();
+        assert!(e.to_string().contains("2 words but 1 spacing flags"), "{e}");
     }
 
     #[test]
     fn batches_gather_first_subwords_and_pad_labels() {
         let tok = tokenizer();
         let mut enc = WordEncoder::new(&tok, "en");
-        let a = enc.encode(&["cats", "sat"], 64).unwrap();
-        let b = enc.encode(&["the", "mat", "on", "the", "mat"], 6).unwrap(); // keeps 4 of 5 words
+        let a = enc.encode(&["cats", "sat"], &[false; 2], 64).unwrap();
+        let b = enc.encode(&["the", "mat", "on", "the", "mat"], &[false; 5], 6).unwrap(); // keeps 4 of 5 words
         let items = [&a, &b];
         let batch = word_batch(&items, 0, Device::Cpu);
         assert_eq!(batch.words, 4);
@@ -194,5 +297,75 @@ mod tests {
         let p = per_item(&l, &items).unwrap();
         assert_eq!(p, [vec![5, 6], vec![1, 2, 3, 4]]);
         assert_eq!(Vec::<Vec<bool>>::try_from(&batch.word_mask).unwrap()[0], [true, true, false, false]);
+    }
+
+    /// An XLM-R-style tokenizer: Unigram pieces where `▁` alone is a piece, `WhitespaceSplit` then `Metaspace`
+    /// (prepend always), no post-processor.
+    fn sentencepiece() -> ModelTokenizer {
+        use tokenizers::models::unigram::Unigram;
+        use tokenizers::pre_tokenizers::metaspace::{Metaspace, PrependScheme};
+        use tokenizers::pre_tokenizers::{sequence::Sequence, whitespace::WhitespaceSplit};
+        let pieces = [
+            ("<pad>", 0.0),
+            ("<unk>", 0.0),
+            ("<s>", 0.0),
+            ("</s>", 0.0),
+            ("<mask>", 0.0),
+            ("▁", -2.0),
+            ("这样", -3.0),
+            ("的", -3.0),
+            ("▁的", -20.0),
+            ("▁cat", -3.0),
+            (",", -3.0),
+            ("▁,", -4.0),
+        ];
+        let model = Unigram::from(pieces.iter().map(|(p, s)| (p.to_string(), *s)).collect(), Some(1), false).unwrap();
+        let mut tok = tokenizers::Tokenizer::new(model);
+        tok.with_pre_tokenizer(Some(Sequence::new(vec![
+            WhitespaceSplit.into(),
+            Metaspace::new('▁', PrependScheme::Always, true).into(),
+        ])));
+        let names = crate::model::tokenizer::SpecialNames {
+            pad: "<pad>".into(),
+            unk: "<unk>".into(),
+            cls: "<s>".into(),
+            sep: "</s>".into(),
+            mask: "<mask>".into(),
+        };
+        ModelTokenizer::hugging_face(tok, &names).unwrap()
+    }
+
+    #[test]
+    fn glued_words_are_read_without_the_word_start_marker() {
+        let tok = sentencepiece();
+        let id = |p: &str| tok.token_to_id(p).unwrap() as i64;
+        let mut enc = WordEncoder::new(&tok, "zh");
+        // 这样的 , cat: `的` glued to `这样`, `,` after a space, `cat` after a space.
+        let it = enc.encode(&["这样", "的", ",", "cat"], &[false, true, false, false], 64).unwrap();
+        assert_eq!(it.ids, [id("▁"), id("这样"), id("的"), id("▁,"), id("▁cat")]);
+        assert_eq!(it.first, [0, 2, 3, 4]);
+        // In a language written without spaces every word after the first is glued.
+        let it = enc.encode_in_language(&["这样", "的"], 64).unwrap();
+        assert_eq!(it.ids, [id("▁"), id("这样"), id("的")]);
+        // The same word placed otherwise is cached apart.
+        assert_eq!(enc.pieces("的", Spacing::Spaced).unwrap(), [id("▁"), id("的")]);
+        assert_eq!(enc.pieces("的", Spacing::Glued).unwrap(), [id("的")]);
+        assert_eq!(enc.pieces("的 cat", Spacing::Glued).unwrap(), [id("的"), id("▁cat")], "a space inside a word");
+        // A crossling-style BERT tokenizer reads a glued word as it is.
+        let bert = tokenizer();
+        let mut enc = WordEncoder::new(&bert, "en");
+        assert_eq!(enc.encode(&["cats", "sat"], &[false, true], 64).unwrap().ids, [2, 6, 8, 7, 3]);
+    }
+
+    #[test]
+    fn spacing_comes_from_the_corpus_the_language_or_the_text() {
+        assert_eq!(Spacing::of_words(&[true, false, true]), [Spacing::First, Spacing::Spaced, Spacing::Glued]);
+        assert_eq!(glued_by_language("zh", 3), [false, true, true]);
+        assert_eq!(glued_by_language("fr", 3), [false; 3]);
+        assert_eq!(
+            glued_in_text("Où va-t-il, dit-il.", &["Où", "va", "-t-il", ",", "dit", "-", "il", "."]),
+            [false, false, true, true, false, true, true, true]
+        );
+        assert_eq!(glued_in_text("a b", &["a", "x", "b"]), [false, false, false], "a word not in the text is spaced");
     }
 }

@@ -10,7 +10,8 @@
 //! Validation: 10 columns, word ids consecutive from 1, HEAD `_` (parsed as `None`) or an integer no greater
 //! than the number of words, multiword ranges `a-b` with `a < b`, `a` the next word id and `b` within the
 //! sentence, empty-node ids `i.k` with `i` the last word id seen and `k` counting 1, 2, … Errors name `file:line`.
-//! [`open`] streams sentences; [`read`] collects them.
+//! [`open`] streams sentences; [`read`] collects them. [`Sentence::glued`] reads the sentence's spacing from the MISC
+//! column's `SpaceAfter=No`.
 use crate::data::text_file::LineReader;
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -58,6 +59,33 @@ pub struct Sentence {
     pub tokens: Vec<Token>,
     pub multiword: Vec<MultiwordToken>,
     pub empty_nodes: Vec<EmptyNode>,
+}
+
+/// Whether a MISC column holds `SpaceAfter=No` (no space after the token in the sentence's text).
+pub fn no_space_after(misc: &str) -> bool {
+    misc.split('|').any(|f| f == "SpaceAfter=No")
+}
+
+impl Sentence {
+    /// For each syntactic word, whether it follows the word before it with no space in the sentence's text: the
+    /// surface token before it (a multiword token ending at the word before, or that word) has `SpaceAfter=No`.
+    /// False for the first word and for every word inside a multiword token but its first (`du` = `de` `le`: `le`
+    /// has no surface string of its own).
+    pub fn glued(&self) -> Vec<bool> {
+        let span_of = |id: usize| self.multiword.iter().find(|m| (m.first..=m.last).contains(&id));
+        (1..=self.tokens.len())
+            .map(|id| {
+                if id == 1 || span_of(id).is_some_and(|m| m.first != id) {
+                    return false;
+                }
+                let before = match span_of(id - 1) {
+                    Some(m) => &m.misc,
+                    None => &self.tokens[id - 2].misc,
+                };
+                no_space_after(before)
+            })
+            .collect()
+    }
 }
 
 /// A streaming CoNLL-U reader; yields one sentence at a time and stops after the first error.
@@ -262,6 +290,28 @@ mod tests {
         assert_eq!(s[0].empty_nodes[0].line, row("2.1", "elided", "_").trim_end());
         assert_eq!(s[1].tokens[0].head, None);
         assert_eq!(s[1].text, None);
+    }
+
+    #[test]
+    fn glued_words_follow_space_after_no_of_the_surface_token_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.conllu");
+        let misc = |id: &str, form: &str, head: &str, misc: &str| {
+            format!("{id}\t{form}\t{form}\tX\t_\t_\t{head}\tdep\t_\t{misc}\n")
+        };
+        // « Où va-t-il du chat, » : `-t-il` is glued to `va`, `du` = `de` `le`, the comma glued to `chat`.
+        let mut text = misc("1", "Où", "2", "_");
+        text += &misc("2", "va", "0", "SpaceAfter=No");
+        text += &misc("3", "-t-il", "2", "_");
+        text += &misc("4-5", "du", "_", "_");
+        text += &misc("4", "de", "6", "_");
+        text += &misc("5", "le", "6", "_");
+        text += &misc("6", "chat", "2", "SpaceAfter=No|Translit=x");
+        text += &misc("7", ",", "2", "_");
+        std::fs::write(&p, text).unwrap();
+        let s = read(&p).unwrap();
+        assert_eq!(s[0].glued(), [false, false, true, false, false, false, true]);
+        assert!(!no_space_after("SpaceAfter=Nope") && no_space_after("A=1|SpaceAfter=No"));
     }
 
     #[test]

@@ -12,7 +12,9 @@
 //! as `O` (see [`crate::tasks::ner::tag_index`]).
 //!
 //! **Input.** The corpus's own tokens are the words ([`crate::tasks::word_inputs`]): PAN-X Chinese is one character a
-//! token, so Chinese words are single characters here whatever the tokenizer would segment. PAN-X Chinese is in
+//! token, so Chinese words are single characters here whatever the tokenizer would segment. PAN-X records no spacing:
+//! words are read as spaced but in Chinese, where each is glued to the one before
+//! ([`crate::tasks::word_inputs::glued_by_language`]). PAN-X Chinese is in
 //! traditional script; [`NerConfig::zh_script`] `simplified` converts it (characters only, tags and token boundaries
 //! kept; [`crate::tasks::ner::zh_script`]) and says so in the result's notes.
 use std::collections::BTreeMap;
@@ -180,8 +182,9 @@ pub fn encode_sentences(
             .map(|t| tag_index(t))
             .collect::<Result<Vec<_>>>()
             .map_err(|e| Error::Invalid(format!("{what}: sentence {}: {e}", i + 1)))?;
-        let input =
-            enc.encode(&s.tokens, max_len).map_err(|e| Error::Invalid(format!("{what}: sentence {}: {e}", i + 1)))?;
+        let input = enc
+            .encode_in_language(&s.tokens, max_len)
+            .map_err(|e| Error::Invalid(format!("{what}: sentence {}: {e}", i + 1)))?;
         cut += usize::from(input.kept() < input.words);
         items.push(NerItem { input, tags });
     }

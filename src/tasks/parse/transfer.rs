@@ -73,6 +73,8 @@ pub fn eval_treebank(lang: &str) -> Result<&'static str> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeSentence {
     pub words: Vec<String>,
+    /// `glued[i]`: word `i` follows word `i − 1` with no space in the sentence's text ([`conllu::Sentence::glued`]).
+    pub glued: Vec<bool>,
     pub upos: Vec<String>,
     pub gold: Parse,
 }
@@ -106,6 +108,7 @@ pub fn read_trees(path: &Path) -> Result<Vec<TreeSentence>> {
     for (k, s) in conllu::read(path)?.into_iter().enumerate() {
         let mut t = TreeSentence {
             words: Vec::with_capacity(s.tokens.len()),
+            glued: s.glued(),
             upos: Vec::with_capacity(s.tokens.len()),
             gold: Parse::default(),
         };
@@ -204,8 +207,9 @@ pub fn encode_trees(
     let mut enc = WordEncoder::new(tok, lang);
     let mut out = Encoded { items: Vec::with_capacity(sentences.len()), truncated_sentences: 0, truncated_words: 0 };
     for (i, s) in sentences.iter().enumerate() {
-        let input =
-            enc.encode(&s.words, max_len).map_err(|e| Error::Invalid(format!("{what}: sentence {}: {e}", i + 1)))?;
+        let input = enc
+            .encode(&s.words, &s.glued, max_len)
+            .map_err(|e| Error::Invalid(format!("{what}: sentence {}: {e}", i + 1)))?;
         let dropped = input.words - input.kept();
         out.truncated_sentences += usize::from(dropped > 0);
         out.truncated_words += dropped;
@@ -461,6 +465,7 @@ mod tests {
         let tok = ModelTokenizer::HuggingFace(crate::model::tokenizer::load_hf_tokenizer(dir.path()).unwrap());
         let s = TreeSentence {
             words: ["the", "cats", "sat"].map(String::from).to_vec(),
+            glued: vec![false; 3],
             upos: ["DET", "NOUN", "VERB"].map(String::from).to_vec(),
             gold: Parse { heads: vec![2, 3, 0], labels: ["det", "nsubj", "root"].map(String::from).to_vec() },
         };
