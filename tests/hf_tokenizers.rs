@@ -2,7 +2,8 @@
 //! `tokenizer.json` differs from what `AutoTokenizer` encodes with — padding and truncation blocks
 //! (sentence-transformers), added tokens, a lowercasing default that the file contradicts, another pair template,
 //! an XLM-R tokenizer class that rebuilds the normalizer and pre-tokenizer — crossling gives AutoTokenizer's ids
-//! for single texts and pairs, and `AutoModel`'s hidden states at every layer on those ids (within 1e-5).
+//! for single texts and pairs, and `AutoModel`'s hidden states at every layer on those ids (within 1e-5); the token
+//! tasks' gold words, glued ones included, encode to the ids of their running text.
 //!
 //! Needs `.venv/bin/python` with transformers: the test fails (never skips) without them, as tests/hf_interop.rs.
 mod common;
@@ -98,5 +99,50 @@ fn folders_encode_as_transformers_does() {
             let added = framed.ids.len() - ca.len() - cb.len();
             assert_eq!(added, m.tokenizer.added_specials(true), "{}: specials added to a pair", c.folder);
         }
+    }
+}
+
+/// Gold words glued to the word before them (a suffix, punctuation, a word of an unspaced language) are read as the
+/// running text reads them: on the XLM-R-style folder, each sentence's word-by-word ids equal the ids AutoTokenizer
+/// gives the sentence written out whole (tests/reference/running_text.py), where each sentence's last word read on its
+/// own after a space would start with a word-start piece.
+#[test]
+fn glued_words_encode_as_the_running_text_does() {
+    use crossling::tasks::word_inputs::{Spacing, WordEncoder};
+    let py = common::reference_python();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    common::run_reference(&py, "hf_tokenizers.py", &["create", d.to_str().unwrap()]);
+    // (words, glued): « le chats. », « un chien. », « caton » (two words written without a space).
+    let sentences: [(&[&str], &[bool]); 3] = [
+        (&["le", "chat", "s", "."], &[false, false, true, true]),
+        (&["un", "chien", "."], &[false, false, true]),
+        (&["cat", "on"], &[false, true]),
+    ];
+    let text = |(words, glued): &(&[&str], &[bool])| {
+        words
+            .iter()
+            .zip(*glued)
+            .enumerate()
+            .map(|(i, (w, &g))| if i > 0 && !g { format!(" {w}") } else { w.to_string() })
+            .collect::<String>()
+    };
+    let texts: Vec<String> = sentences.iter().map(text).collect();
+    let (job, out) = (d.join("running.json"), d.join("running_out.json"));
+    std::fs::write(&job, json!({"model": d.join("xlmr"), "texts": texts}).to_string()).unwrap();
+    common::run_reference(&py, "running_text.py", &[job.to_str().unwrap(), out.to_str().unwrap()]);
+    let theirs: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+
+    let m = LoadedModel::open(&d.join("xlmr"), Device::Cpu).unwrap();
+    let lone = m.tokenizer.token_to_id("▁").unwrap() as i64;
+    let mut enc = WordEncoder::new(&m.tokenizer, "fr");
+    for (((words, glued), t), th) in sentences.iter().zip(&texts).zip(&theirs) {
+        let item = enc.encode(words, glued, 64).unwrap();
+        assert_eq!(json!(item.ids[1..item.ids.len() - 1]), th["ids"], "{t:?}");
+        assert!(item.first.iter().all(|&f| item.ids[f as usize] != lone), "{t:?}: a word read at a lone ▁");
+        // Read after a space, the last word would start with a word-start piece: `▁` alone, or `▁on`.
+        let last = words.last().unwrap();
+        let spaced = m.tokenizer.encode_content(last, "fr").unwrap();
+        assert_ne!(spaced, enc.pieces(last, Spacing::Glued).unwrap(), "{t:?}: {last:?} reads the same either way");
     }
 }

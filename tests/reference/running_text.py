@@ -1,4 +1,4 @@
-"""Reference encodings of running text for tests/e5_word_inputs.rs: what `transformers` gives for a sentence written
+"""Reference encodings of running text for tests/hf_tokenizers.rs and tests/e5_word_inputs.rs: what `transformers` gives for a sentence written
 out whole, to compare with crossling's word-by-word encoding of the same gold words.
 
     running_text.py JOB.json OUT.json   JOB = {"model": folder, "texts": [str, ...]}; OUT = [{"ids": [...],
