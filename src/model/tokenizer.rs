@@ -276,6 +276,15 @@ impl ModelTokenizer {
         }
     }
 
+    /// Whether this tokenizer marks word starts ([`crate::model::word_start`]), so that a word glued to the one before
+    /// it reads otherwise than a word after a space; false for crossling tokenizers and BERT's WordPiece.
+    pub fn marks_word_starts(&self) -> Result<bool> {
+        match self {
+            ModelTokenizer::Crossling { .. } => Ok(false),
+            ModelTokenizer::HuggingFace(h) => crate::model::word_start::marks_word_starts(&h.tokenizer),
+        }
+    }
+
     /// This tokenizer without its word-start marker ([`crate::model::word_start`]), for a word glued to the one
     /// before it in running text; `None` when it marks no word start (crossling tokenizers, BERT's WordPiece).
     pub fn without_word_start_marker(&self) -> Result<Option<ModelTokenizer>> {

@@ -17,38 +17,54 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
+/// Whether `tok` marks word starts (see the module docs): whether [`without_word_start_marker`] has a variant, found
+/// without cloning the tokenizer's vocabulary.
+pub fn marks_word_starts(tok: &tokenizers::Tokenizer) -> Result<bool> {
+    let (pre, norm) = unmarked_parts(tok)?;
+    Ok(pre.is_some() || norm.is_some())
+}
+
 /// `tok` without its word-start marker; `None` when it adds none (see the module docs).
 pub fn without_word_start_marker(tok: &tokenizers::Tokenizer) -> Result<Option<tokenizers::Tokenizer>> {
-    let invalid = |what: &str, e: serde_json::Error| Error::Invalid(format!("tokenizer {what}: {e}"));
-    let mut changed = false;
+    let (pre, norm) = unmarked_parts(tok)?;
+    if pre.is_none() && norm.is_none() {
+        return Ok(None);
+    }
     let mut out = tok.clone();
-    if let Some(pre) = tok.get_pre_tokenizer() {
-        let mut json = serde_json::to_value(pre).map_err(|e| invalid("pre-tokenizer", e))?;
+    if let Some(pre) = pre {
+        out.with_pre_tokenizer(Some(pre));
+    }
+    if let Some(norm) = norm {
+        out.with_normalizer(norm);
+    }
+    Ok(Some(out))
+}
+
+/// The pre-tokenizer and the normalizer of `tok` with the marker turned off, each `None` where it has no marker
+/// (the normalizer's inner `None`: a lone `Prepend`, which leaves no normalizer).
+type UnmarkedParts = (Option<tokenizers::PreTokenizerWrapper>, Option<Option<tokenizers::NormalizerWrapper>>);
+
+fn unmarked_parts(tok: &tokenizers::Tokenizer) -> Result<UnmarkedParts> {
+    let invalid = |what: &str, e: serde_json::Error| Error::Invalid(format!("tokenizer {what}: {e}"));
+    let mut pre = None;
+    if let Some(p) = tok.get_pre_tokenizer() {
+        let mut json = serde_json::to_value(p).map_err(|e| invalid("pre-tokenizer", e))?;
         if unmark_pre_tokenizer(&mut json) {
-            let pre: tokenizers::PreTokenizerWrapper =
-                serde_json::from_value(json).map_err(|e| invalid("pre-tokenizer", e))?;
-            out.with_pre_tokenizer(Some(pre));
-            changed = true;
+            pre = Some(serde_json::from_value(json).map_err(|e| invalid("pre-tokenizer", e))?);
         }
     }
-    if let Some(norm) = tok.get_normalizer() {
-        let json = serde_json::to_value(norm).map_err(|e| invalid("normalizer", e))?;
+    let mut norm = None;
+    if let Some(n) = tok.get_normalizer() {
+        let json = serde_json::to_value(n).map_err(|e| invalid("normalizer", e))?;
         let kept = drop_prepend(json.clone());
         if kept.as_ref() != Some(&json) {
-            changed = true;
-            match kept {
-                None => {
-                    out.with_normalizer(None::<tokenizers::NormalizerWrapper>);
-                }
-                Some(kept) => {
-                    let norm: tokenizers::NormalizerWrapper =
-                        serde_json::from_value(kept).map_err(|e| invalid("normalizer", e))?;
-                    out.with_normalizer(Some(norm));
-                }
-            }
+            norm = Some(match kept {
+                None => None,
+                Some(k) => Some(serde_json::from_value(k).map_err(|e| invalid("normalizer", e))?),
+            });
         }
     }
-    Ok(changed.then_some(out))
+    Ok((pre, norm))
 }
 
 /// Turns off the marker in a pre-tokenizer's JSON, in place; whether anything changed.
@@ -99,8 +115,16 @@ mod tests {
 
     /// A Unigram tokenizer over a few pieces, where `▁` alone is a piece (as in XLM-R's vocabulary).
     fn unigram() -> Tokenizer {
-        let pieces =
-            [("<unk>", 0.0), ("▁", -2.0), ("这样", -3.0), ("的", -3.0), ("▁这", -9.0), ("▁a", -3.0), ("a", -4.0)];
+        let pieces = [
+            ("<unk>", 0.0),
+            ("▁", -2.0),
+            ("这样", -3.0),
+            ("的", -3.0),
+            ("▁这", -9.0),
+            ("▁a", -3.0),
+            ("a", -4.0),
+            ("Ġa", -3.0),
+        ];
         let model = Unigram::from(pieces.iter().map(|(p, s)| (p.to_string(), *s)).collect(), Some(0), false).unwrap();
         Tokenizer::new(model)
     }
@@ -126,9 +150,11 @@ mod tests {
     fn byte_level_prefix_spaces_and_prepend_normalizers_are_turned_off() {
         let mut tok = unigram();
         tok.with_pre_tokenizer(Some(ByteLevel::new(true, true, true)));
+        assert!(marks_word_starts(&tok).unwrap());
         let glued = without_word_start_marker(&tok).unwrap().unwrap();
         let json = serde_json::to_value(glued.get_pre_tokenizer().unwrap()).unwrap();
         assert_eq!(json["add_prefix_space"], false);
+        assert!(pieces(&tok, "a")[0].starts_with('Ġ') && pieces(&glued, "a") == ["a"], "Ġ before a word start only");
 
         let mut tok = unigram();
         tok.with_normalizer(Some(NormSeq::new(vec![
@@ -142,6 +168,7 @@ mod tests {
 
         let mut tok = unigram();
         tok.with_normalizer(Some(Prepend::new("▁".into())));
+        assert!(marks_word_starts(&tok).unwrap());
         let glued = without_word_start_marker(&tok).unwrap().unwrap();
         assert!(glued.get_normalizer().is_none());
     }
@@ -150,6 +177,7 @@ mod tests {
     fn tokenizers_without_a_marker_have_no_variant() {
         let mut tok = unigram();
         assert!(without_word_start_marker(&tok).unwrap().is_none(), "no pre-tokenizer, no normalizer");
+        assert!(!marks_word_starts(&tok).unwrap());
         tok.with_pre_tokenizer(Some(BertPreTokenizer));
         assert!(without_word_start_marker(&tok).unwrap().is_none(), "BERT");
         tok.with_pre_tokenizer(Some(Metaspace::new('▁', PrependScheme::Never, true)));

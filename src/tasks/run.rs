@@ -12,7 +12,7 @@
 //! sha256 of `FORMAT\nIDENTITY\nTASK\nWHAT`: [`TASK_CACHE_FORMAT`], what the task read (a model's kind and weights
 //! sha256), the task name and the resolved settings as compact JSON (config, languages, training data, device and,
 //! for a stack, its options and the target models' weights; for a token task on a tokenizer that marks word starts,
-//! `"word_spacing": "running-text"`, since glued words are read without the marker, see
+//! the main model's or a stack target's, `"word_spacing"`, since glued words are read without the marker, see
 //! [`crate::tasks::word_inputs`]). A run with [`TaskContext::fresh`] recomputes and
 //! rewrites the entry.
 use std::collections::BTreeMap;
@@ -344,8 +344,10 @@ pub fn run_task(ctx: &TaskContext, req: &TaskRequest) -> Result<TaskOutcome> {
     if let Some(st) = &req.stack {
         what["stack"] = stack_key(st, req.compute.device)?;
     }
-    if req.task != TaskKind::Nli && loaded.tokenizer.without_word_start_marker()?.is_some() {
-        what["word_spacing"] = serde_json::json!("running-text");
+    if req.task != TaskKind::Nli {
+        if let Some(spacing) = crate::tasks::word_inputs::spacing_key(&loaded.tokenizer)? {
+            what["word_spacing"] = spacing;
+        }
     }
     let identity = format!("{}\n{}", loaded.source.kind.name(), loaded.source.weights_sha256);
     let cache = cache_file(ctx.models_dir, &identity, task, &what);
@@ -428,15 +430,23 @@ pub fn run_task(ctx: &TaskContext, req: &TaskRequest) -> Result<TaskOutcome> {
 /// The stack's part of the cache key: its options (target models by name) and the target models' weights.
 fn stack_key(st: &StackRequest, device: tch::Device) -> Result<serde_json::Value> {
     // Target models enter the key by their weights (opened here only to read the hash).
-    let mut shas = BTreeMap::new();
+    let (mut shas, mut spacing) = (BTreeMap::new(), BTreeMap::new());
     for (l, m) in &st.targets {
-        shas.insert(l.clone(), m.open(device)?.source.weights_sha256);
+        let target = m.open(device)?;
+        if let Some(k) = crate::tasks::word_inputs::spacing_key(&target.tokenizer)? {
+            spacing.insert(l.clone(), k);
+        }
+        shas.insert(l.clone(), target.source.weights_sha256);
     }
     let p = &st.plan;
     let names: BTreeMap<&String, &str> = st.targets.iter().map(|(l, m)| (l, m.name())).collect();
     let options = serde_json::json!({ "layer": p.layer, "depth": p.depth, "map_sentences": p.map_sentences,
                                       "targets": names });
-    Ok(serde_json::json!({ "options": options, "target_weights": shas, "map": p.map }))
+    let mut key = serde_json::json!({ "options": options, "target_weights": shas, "map": p.map });
+    if !spacing.is_empty() {
+        key["word_spacing"] = serde_json::json!(spacing);
+    }
+    Ok(key)
 }
 
 /// Every combination of `axes` (see [`crate::tasks::sweep::combinations`]) run as `base` with the setting's fields over its

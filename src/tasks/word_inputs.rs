@@ -5,18 +5,20 @@
 //! **Encoding.** Each gold word is encoded on its own with the model's tokenizer
 //! ([`ModelTokenizer::encode_content`], no `[CLS]`/`[SEP]`), so a word's subwords never depend on its neighbours'
 //! and the treebank's or the NER corpus's tokenization is kept exactly; a word the tokenizer maps to no subword (a
-//! control character, a lone combining mark) becomes `[UNK]`. A word is encoded as it reads in the sentence's
-//! running text ([`Spacing`]): the first word as it is, a word after a space as `" " + word`, and a word **glued**
-//! to the one before it (no space between: UD's `SpaceAfter=No` on the word before, every word of a language written
-//! without spaces) with the tokenizer's word-start marker turned off ([`crate::model::word_start`]). For XLM-R's
-//! SentencePiece tokenizer this keeps a lone `▁` out of Chinese words (`这样` glued is `这样`, not `▁` `这样`) and
-//! before glued punctuation; where the running text's pieces do not cross a word boundary, the ids equal those of
-//! the running text encoded whole (tests/e5_word_inputs.rs). A crossling tokenizer reads every word as it is: every
-//! crossling run trains on pre-tokenized text (BERT pre-tokenization; Chinese segmented with jieba and re-joined with
-//! spaces), and a BERT WordPiece tokenizer gives the same pieces however the word is placed. This differs from
-//! transformers' `is_split_into_words=True`, which puts a word-start marker before every word. Pieces are cached
-//! per word and spacing. A sentence is `[CLS] w₁… w₂… … [SEP]`; `first[i]` is the position of word `i`'s first
-//! subword (so `first[i] ≥ 1`, and position 0, `[CLS]`, is free to stand for the parser's root).
+//! control character, a lone combining mark) becomes `[UNK]`. A tokenizer that marks word starts (XLM-R's
+//! SentencePiece `▁`, a byte-level BPE's `Ġ` with `add_prefix_space`; [`crate::model::word_start`]) gives a word
+//! encoded on its own that marker, as if a space preceded it, which is right for a word after a space or at the
+//! sentence's start. A word **glued** to the one before it (no space between: UD's `SpaceAfter=No` on the word
+//! before, every word of a language written without spaces) is encoded with the marker turned off, as its
+//! continuation pieces. For XLM-R's tokenizer this keeps a lone `▁` out of Chinese words (`这样` glued is `这样`,
+//! not `▁` `这样`) and out of glued punctuation. Where no piece of the running text crosses a gold word boundary, the
+//! ids then equal those transformers gives the running text written out from the words (tested on an XLM-R-style
+//! folder in tests/hf_tokenizers.rs, and on e5-small with UD test treebanks in tests/e5_word_inputs.rs).
+//! Tokenizers that mark no word start (crossling's, BERT's WordPiece, a byte-level BPE without `add_prefix_space`)
+//! read every word as it is, glued or not; for the last this means no `Ġ` even after a space. transformers'
+//! `is_split_into_words=True` instead marks every word as spaced. Pieces are cached per word and reading. A
+//! sentence is `[CLS] w₁… w₂… … [SEP]`; `first[i]` is the position of word `i`'s first subword (so `first[i] ≥ 1`,
+//! and position 0, `[CLS]`, is free to stand for the parser's root).
 //!
 //! **Length.** When the subwords of a sentence do not fit `max_len` positions (specials included), the words from
 //! the first one that does not fit onwards are **dropped**: they get no input position and no prediction
@@ -48,31 +50,10 @@ impl WordItem {
     }
 }
 
-/// How a word stands in its sentence's running text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Spacing {
-    /// The sentence's first word.
-    First,
-    /// After a space.
-    Spaced,
-    /// Right after the word before it, with no space between.
-    Glued,
-}
-
-impl Spacing {
-    /// The spacing of each word from `glued[i]`: word `i` follows word `i − 1` with no space (`glued[0]` is
-    /// ignored).
-    pub fn of_words(glued: &[bool]) -> Vec<Spacing> {
-        glued
-            .iter()
-            .enumerate()
-            .map(|(i, &g)| match (i, g) {
-                (0, _) => Spacing::First,
-                (_, true) => Spacing::Glued,
-                (_, false) => Spacing::Spaced,
-            })
-            .collect()
-    }
+/// What enters a token task's cache key about how `tok` reads words: `"running-text"` when it marks word starts, so
+/// that glued words read without the marker; nothing otherwise, which keeps the keys of results that did not change.
+pub fn spacing_key(tok: &ModelTokenizer) -> Result<Option<serde_json::Value>> {
+    Ok(tok.marks_word_starts()?.then(|| serde_json::json!("running-text")))
 }
 
 /// Languages written without spaces between words (every word after the first is glued to the one before it).
@@ -102,13 +83,14 @@ pub fn glued_in_text<S: AsRef<str>>(text: &str, words: &[S]) -> Vec<bool> {
     out
 }
 
-/// Encodes gold-tokenized sentences of one language, caching the pieces of each distinct word and spacing.
+/// Encodes gold-tokenized sentences of one language, caching the pieces of each distinct word and reading.
 pub struct WordEncoder<'a> {
     tok: &'a ModelTokenizer,
     /// The tokenizer without its word-start marker, built on the first glued word; `Some(None)` when it has none.
     glued_tok: Option<Option<ModelTokenizer>>,
     lang: String,
-    cache: HashMap<(Spacing, String), Vec<i64>>,
+    /// Pieces by (read without the word-start marker, word).
+    cache: HashMap<(bool, String), Vec<i64>>,
 }
 
 impl<'a> WordEncoder<'a> {
@@ -116,27 +98,24 @@ impl<'a> WordEncoder<'a> {
         WordEncoder { tok, glued_tok: None, lang: lang.to_string(), cache: HashMap::new() }
     }
 
-    /// The subword ids of one word placed as `spacing` says (at least one: `[UNK]` when the tokenizer gives none).
-    pub fn pieces(&mut self, word: &str, spacing: Spacing) -> Result<&[i64]> {
-        let spacing = match self.tok {
-            ModelTokenizer::Crossling { .. } => Spacing::First,
-            ModelTokenizer::HuggingFace(_) => spacing,
-        };
-        let key = (spacing, word.to_string());
+    /// The subword ids of one word, `glued` to the word before it or not (at least one: `[UNK]` when the
+    /// tokenizer gives none).
+    pub fn pieces(&mut self, word: &str, glued: bool) -> Result<&[i64]> {
+        if glued && self.glued_tok.is_none() {
+            self.glued_tok = Some(self.tok.without_word_start_marker()?);
+        }
+        // Only a tokenizer that marks word starts reads a glued word otherwise.
+        let unmarked = if glued { self.glued_tok.as_ref().and_then(Option::as_ref) } else { None };
+        let key = (unmarked.is_some(), word.to_string());
         if !self.cache.contains_key(&key) {
-            let inner = match spacing {
-                Spacing::First => self.tok.encode_content(word, &self.lang)?,
-                Spacing::Spaced => self.tok.encode_content(&format!(" {word}"), &self.lang)?,
-                Spacing::Glued => {
-                    if self.glued_tok.is_none() {
-                        self.glued_tok = Some(self.tok.without_word_start_marker()?);
-                    }
-                    let tok = self.glued_tok.as_ref().and_then(Option::as_ref).unwrap_or(self.tok);
-                    // Only the word's start is glued: after a space inside it, the rest reads as spaced.
+            let inner = match unmarked {
+                None => self.tok.encode_content(word, &self.lang)?,
+                Some(tok) => {
+                    // Only the word's start is glued: after a space inside it, the rest starts a word.
                     let (head, rest) = word.split_once(char::is_whitespace).unwrap_or((word, ""));
                     let mut ids = tok.encode_content(head, &self.lang)?;
                     if !rest.trim().is_empty() {
-                        ids.extend(self.tok.encode_content(&format!(" {rest}"), &self.lang)?);
+                        ids.extend(self.tok.encode_content(rest, &self.lang)?);
                     }
                     ids
                 }
@@ -154,8 +133,8 @@ impl<'a> WordEncoder<'a> {
         self.encode(words, &glued, max_len)
     }
 
-    /// `[CLS] pieces… [SEP]` of `words` (`glued[i]`: word `i` follows word `i − 1` with no space, see
-    /// [`Spacing::of_words`]), dropping the words that do not fit `max_len` (≥ 3) positions.
+    /// `[CLS] pieces… [SEP]` of `words` (`glued[i]`: word `i` follows word `i − 1` with no space; `glued[0]` is
+    /// ignored), dropping the words that do not fit `max_len` (≥ 3) positions.
     pub fn encode<S: AsRef<str>>(&mut self, words: &[S], glued: &[bool], max_len: usize) -> Result<WordItem> {
         if max_len < 3 {
             return Err(Error::Invalid(format!("max_len must be at least 3 ([CLS] word [SEP]), got {max_len}")));
@@ -170,8 +149,8 @@ impl<'a> WordEncoder<'a> {
         let budget = max_len.saturating_sub(self.tok.added_specials(false));
         let mut content = Vec::new();
         let mut first = Vec::with_capacity(words.len());
-        for (w, spacing) in words.iter().zip(Spacing::of_words(glued)) {
-            let p = self.pieces(w.as_ref(), spacing)?;
+        for (i, (w, &g)) in words.iter().zip(glued).enumerate() {
+            let p = self.pieces(w.as_ref(), i > 0 && g)?;
             if content.len() + p.len() > budget {
                 break;
             }
@@ -271,7 +250,7 @@ mod tests {
         let it = enc.encode(&["the", "cats", "sat"], &[false; 3], 5).unwrap();
         assert_eq!((it.ids.as_slice(), it.first.as_slice(), it.words), (&[2i64, 5, 6, 8, 3][..], &[1i64, 2][..], 3));
         // A word the tokenizer drops entirely becomes [UNK].
-        assert_eq!(enc.pieces("\u{200b}", Spacing::Spaced).unwrap(), [1]);
+        assert_eq!(enc.pieces("\u{200b}", false).unwrap(), [1]);
         assert!(enc.encode(&["the"], &[false], 2).is_err());
         let e = enc.encode(&["the", "cat"], &[false], 64).unwrap_err();
         assert!(e.to_string().contains("2 words but 1 spacing flags"), "{e}");
@@ -299,12 +278,13 @@ mod tests {
         assert_eq!(Vec::<Vec<bool>>::try_from(&batch.word_mask).unwrap()[0], [true, true, false, false]);
     }
 
-    /// An XLM-R-style tokenizer: Unigram pieces where `▁` alone is a piece, `WhitespaceSplit` then `Metaspace`
-    /// (prepend always), no post-processor.
-    fn sentencepiece() -> ModelTokenizer {
+    /// A tokenizer over Unigram pieces where `▁` alone is a piece (as in XLM-R's vocabulary), with XLM-R's special
+    /// names, no post-processor, and `pre` / `norm` as its pre-tokenizer / normalizer.
+    fn unigram_with(
+        pre: Option<tokenizers::PreTokenizerWrapper>,
+        norm: Option<tokenizers::NormalizerWrapper>,
+    ) -> ModelTokenizer {
         use tokenizers::models::unigram::Unigram;
-        use tokenizers::pre_tokenizers::metaspace::{Metaspace, PrependScheme};
-        use tokenizers::pre_tokenizers::{sequence::Sequence, whitespace::WhitespaceSplit};
         let pieces = [
             ("<pad>", 0.0),
             ("<unk>", 0.0),
@@ -321,10 +301,8 @@ mod tests {
         ];
         let model = Unigram::from(pieces.iter().map(|(p, s)| (p.to_string(), *s)).collect(), Some(1), false).unwrap();
         let mut tok = tokenizers::Tokenizer::new(model);
-        tok.with_pre_tokenizer(Some(Sequence::new(vec![
-            WhitespaceSplit.into(),
-            Metaspace::new('▁', PrependScheme::Always, true).into(),
-        ])));
+        tok.with_pre_tokenizer(pre);
+        tok.with_normalizer(norm);
         let names = crate::model::tokenizer::SpecialNames {
             pad: "<pad>".into(),
             unk: "<unk>".into(),
@@ -333,6 +311,14 @@ mod tests {
             mask: "<mask>".into(),
         };
         ModelTokenizer::hugging_face(tok, &names).unwrap()
+    }
+
+    /// XLM-R's shape: `WhitespaceSplit` then `Metaspace` (prepend always).
+    fn sentencepiece() -> ModelTokenizer {
+        use tokenizers::pre_tokenizers::metaspace::{Metaspace, PrependScheme};
+        use tokenizers::pre_tokenizers::{sequence::Sequence, whitespace::WhitespaceSplit};
+        let pre = Sequence::new(vec![WhitespaceSplit.into(), Metaspace::new('▁', PrependScheme::Always, true).into()]);
+        unigram_with(Some(pre.into()), None)
     }
 
     #[test]
@@ -348,18 +334,20 @@ mod tests {
         let it = enc.encode_in_language(&["这样", "的"], 64).unwrap();
         assert_eq!(it.ids, [id("▁"), id("这样"), id("的")]);
         // The same word placed otherwise is cached apart.
-        assert_eq!(enc.pieces("的", Spacing::Spaced).unwrap(), [id("▁"), id("的")]);
-        assert_eq!(enc.pieces("的", Spacing::Glued).unwrap(), [id("的")]);
-        assert_eq!(enc.pieces("的 cat", Spacing::Glued).unwrap(), [id("的"), id("▁cat")], "a space inside a word");
+        assert_eq!(enc.pieces("的", false).unwrap(), [id("▁"), id("的")]);
+        assert_eq!(enc.pieces("的", true).unwrap(), [id("的")]);
+        assert_eq!(enc.pieces("的 cat", true).unwrap(), [id("的"), id("▁cat")], "a space inside a word");
         // A crossling-style BERT tokenizer reads a glued word as it is.
         let bert = tokenizer();
         let mut enc = WordEncoder::new(&bert, "en");
         assert_eq!(enc.encode(&["cats", "sat"], &[false, true], 64).unwrap().ids, [2, 6, 8, 7, 3]);
+        // Only the first reading enters a cache key.
+        assert_eq!(spacing_key(&tok).unwrap(), Some(serde_json::json!("running-text")));
+        assert_eq!(spacing_key(&bert).unwrap(), None);
     }
 
     #[test]
     fn spacing_comes_from_the_corpus_the_language_or_the_text() {
-        assert_eq!(Spacing::of_words(&[true, false, true]), [Spacing::First, Spacing::Spaced, Spacing::Glued]);
         assert_eq!(glued_by_language("zh", 3), [false, true, true]);
         assert_eq!(glued_by_language("fr", 3), [false; 3]);
         assert_eq!(
@@ -367,5 +355,17 @@ mod tests {
             [false, false, true, true, false, true, true, true]
         );
         assert_eq!(glued_in_text("a b", &["a", "x", "b"]), [false, false, false], "a word not in the text is spaced");
+    }
+
+    #[test]
+    fn a_prepend_normalizer_marks_spaced_words_once() {
+        // Llama-style: the normalizer writes `▁` before the text and for every space.
+        use tokenizers::normalizers::{Prepend, Replace, Sequence};
+        let norm = Sequence::new(vec![Prepend::new("▁".into()).into(), Replace::new(" ", "▁").unwrap().into()]);
+        let tok = unigram_with(None, Some(norm.into()));
+        let id = |p: &str| tok.token_to_id(p).unwrap() as i64;
+        let mut enc = WordEncoder::new(&tok, "zh");
+        let it = enc.encode(&["这样", "cat", "的"], &[false, false, true], 64).unwrap();
+        assert_eq!(it.ids, [id("▁"), id("这样"), id("▁cat"), id("的")]);
     }
 }

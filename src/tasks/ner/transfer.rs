@@ -13,8 +13,8 @@
 //!
 //! **Input.** The corpus's own tokens are the words ([`crate::tasks::word_inputs`]): PAN-X Chinese is one character a
 //! token, so Chinese words are single characters here whatever the tokenizer would segment. PAN-X records no spacing:
-//! words are read as spaced but in Chinese, where each is glued to the one before
-//! ([`crate::tasks::word_inputs::glued_by_language`]). PAN-X Chinese is in
+//! words are read as spaced, but in a language written without spaces (Chinese here), where each is glued to the one
+//! before ([`crate::tasks::word_inputs::glued_by_language`]). PAN-X Chinese is in
 //! traditional script; [`NerConfig::zh_script`] `simplified` converts it (characters only, tags and token boundaries
 //! kept; [`crate::tasks::ner::zh_script`]) and says so in the result's notes.
 use std::collections::BTreeMap;

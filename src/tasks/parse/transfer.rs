@@ -162,6 +162,8 @@ pub fn load_parse_data(catalog: &Catalog, roots: &DataRoots, langs: &[String]) -
         if let Some((_, r)) = crate::text::pseudo::eval_source(lang) {
             for s in &mut bank.sentences {
                 s.words = r.words(&s.words);
+                // A reversed sentence's running text is its words joined by spaces ([`Rewrite::sentence`]).
+                s.glued = if r.reverses() { vec![false; s.words.len()] } else { s.glued.clone() };
                 s.upos = r.order(&s.upos);
                 s.gold.heads = r.heads(&s.gold.heads);
                 s.gold.labels = r.order(&s.gold.labels);
