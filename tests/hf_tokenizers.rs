@@ -51,12 +51,18 @@ fn read_safetensors(path: &Path) -> HashMap<String, Tensor> {
     Tensor::read_safetensors(path).unwrap().into_iter().collect()
 }
 
+/// The five fixture folders of tests/reference/hf_tokenizers.py, in a temporary folder.
+fn fixture_folders(py: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    common::run_reference(py, "hf_tokenizers.py", &["create", dir.path().to_str().unwrap()]);
+    dir
+}
+
 #[test]
 fn folders_encode_as_transformers_does() {
     let py = common::reference_python();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = fixture_folders(&py);
     let d = dir.path();
-    common::run_reference(&py, "hf_tokenizers.py", &["create", d.to_str().unwrap()]);
     let jobs: Vec<_> = CASES
         .iter()
         .map(|c| {
@@ -110,9 +116,8 @@ fn folders_encode_as_transformers_does() {
 fn glued_words_encode_as_the_running_text_does() {
     use crossling::tasks::word_inputs::WordEncoder;
     let py = common::reference_python();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = fixture_folders(&py);
     let d = dir.path();
-    common::run_reference(&py, "hf_tokenizers.py", &["create", d.to_str().unwrap()]);
     // (words, glued): « le chats. », « un chien. », « caton » (two words written without a space).
     let sentences: [(&[&str], &[bool]); 3] = [
         (&["le", "chat", "s", "."], &[false, false, true, true]),
