@@ -2,6 +2,7 @@
 //! its build folder (a GPU node) names that folder with `$CROSSLING_BENCH_REFERENCE`, and a missing script stops the
 //! benchmark before it measures anything, naming the variable. And `--reference-first`, which runs the reference
 //! before crossling's steps. And the blocks of both sides: the `cpu` scale's pre-LN, or BERT's with `--post-ln`.
+//! And `bench features`: each side times the same batches `--repeats` times and the ratio is of the best times.
 mod common;
 
 use std::process::Command;
@@ -75,4 +76,33 @@ fn bench_train_times_the_cpu_scales_pre_ln_blocks_on_both_sides_and_post_ln_on_r
         let theirs = run["pytorch"]["parameters"].as_i64().unwrap();
         assert_eq!(theirs - ours, extra_rows * hidden, "the same blocks on both sides ({blocks}): {run}");
     }
+}
+
+#[test]
+fn bench_features_times_the_same_batches_repeats_times_on_each_side_and_reports_the_best() {
+    let python = common::reference_python();
+    let o = Command::new(env!("CARGO_BIN_EXE_crossling"))
+        .args(["bench", "features", "--shape", "smoke", "--sentences", "12", "--repeats", "2", "--threads", "1"])
+        .args(["--fixed-batch", "4", "--json", "--python"])
+        .arg(&python)
+        .output()
+        .expect("run crossling");
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{out}{err}");
+    let r: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    let times = |key: &str| -> Vec<f64> {
+        r[key].as_array().unwrap_or_else(|| panic!("{key} in {r}")).iter().map(|x| x.as_f64().unwrap()).collect()
+    };
+    for (runs, best) in [
+        ("crossling_runs_seconds", "crossling_seconds"),
+        ("transformers_same_batches_runs_seconds", "transformers_same_batches_seconds"),
+    ] {
+        let runs = times(runs);
+        assert_eq!(runs.len(), 2, "{r}");
+        assert_eq!(r[best].as_f64().unwrap(), runs.iter().copied().fold(f64::INFINITY, f64::min), "{r}");
+    }
+    let ratio = r["ratio_same_batches"].as_f64().unwrap();
+    let expected = r["transformers_same_batches_seconds"].as_f64().unwrap() / r["crossling_seconds"].as_f64().unwrap();
+    assert!((ratio - expected).abs() < 1e-12, "{r}");
+    assert!(r["max_abs_difference"].as_f64().unwrap() < 1e-4, "both sides compute the same features: {r}");
 }

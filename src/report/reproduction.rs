@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::record::FigureRecord;
 use super::render::{cell, verdict_of};
+use super::script_drift::{drift_note, script_drift, ScriptDrift};
 use crate::claims::rule::{evaluate, Verdict};
 use crate::error::Result;
 use crate::figures::FIGURES;
@@ -17,18 +18,33 @@ pub struct Entry {
     pub record: Option<FigureRecord>,
     /// For a run on a pretrained encoder (`figures/real/MODEL/ID.json`): the model's name.
     pub model: Option<String>,
+    /// Whether the record's script has changed since the record was made ([`script_drift`]).
+    pub drift: Option<ScriptDrift>,
 }
 
-/// Reads every registered figure's record from `dir` and re-evaluates its claims.
+/// The project folder of a records folder: `figures/`'s parent (scripts' paths in provenance are relative to it).
+fn project_of(dir: &Path) -> &Path {
+    dir.parent().unwrap_or(dir)
+}
+
+/// Reads every registered figure's record from `dir` (a project's `figures/`) and re-evaluates its claims.
 pub fn load(dir: &Path) -> Result<Vec<Entry>> {
     let mut out = Vec::new();
     for f in FIGURES {
         let path = dir.join(format!("{}.json", f.id));
         let record = if path.is_file() { Some(evaluated(&path)?) } else { None };
-        out.push(Entry { id: f.id.to_string(), study: f.study, record, model: None });
+        let drift = drift_of(project_of(dir), record.as_ref())?;
+        out.push(Entry { id: f.id.to_string(), study: f.study, record, model: None, drift });
     }
-    out.extend(load_pretrained(&dir.join("real"))?);
+    out.extend(load_pretrained(&dir.join("real"), project_of(dir))?);
     Ok(out)
+}
+
+fn drift_of(project: &Path, record: Option<&FigureRecord>) -> Result<Option<ScriptDrift>> {
+    match record {
+        Some(r) => script_drift(project, &r.provenance),
+        None => Ok(None),
+    }
 }
 
 /// The record at `path` with its claims re-evaluated by the rule.
@@ -41,7 +57,7 @@ fn evaluated(path: &Path) -> Result<FigureRecord> {
 
 /// The records of runs on pretrained encoders, `real/MODEL/ID.json` (models and records in name order), their
 /// claims re-evaluated; none when the folder does not exist.
-fn load_pretrained(real: &Path) -> Result<Vec<Entry>> {
+fn load_pretrained(real: &Path, project: &Path) -> Result<Vec<Entry>> {
     let mut out = Vec::new();
     if !real.is_dir() {
         return Ok(out);
@@ -61,7 +77,14 @@ fn load_pretrained(real: &Path) -> Result<Vec<Entry>> {
             let id = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             // The study as FIGURES names it.
             let study = if r.claims.iter().any(|c| c.source.starts_with("Liu")) { "Liu" } else { "Emerging" };
-            out.push(Entry { id: format!("real/{model}/{id}"), study, record: Some(r), model: Some(model.clone()) });
+            let drift = script_drift(project, &r.provenance)?;
+            out.push(Entry {
+                id: format!("real/{model}/{id}"),
+                study,
+                record: Some(r),
+                model: Some(model.clone()),
+                drift,
+            });
         }
     }
     Ok(out)
@@ -103,6 +126,8 @@ struct Section {
     details: String,
     missing: Vec<String>,
     schematics: Vec<String>,
+    /// Whether a row carries the mark of a record made by an earlier version of its script.
+    drifted: bool,
 }
 
 impl Section {
@@ -120,14 +145,23 @@ impl Section {
             md.push_str("|---|---|---|---|---|---|---|---|\n");
             md.push_str(&self.rows);
         }
+        if self.drifted {
+            md.push_str(&format!(
+                "\n{DRIFT_MARK} The record was made by an earlier version of its script; its section says which \
+                 revision, and its values and verdicts are that version's until the record is remade.\n"
+            ));
+        }
         if !self.missing.is_empty() {
             md.push_str(&format!("\nNot evaluated: {}.\n", self.missing.join(", ")));
         }
     }
 }
 
+/// The mark on the rows of a record made by an earlier version of its script.
+const DRIFT_MARK: &str = "†";
+
 fn section<'a>(entries: impl Iterator<Item = &'a Entry>) -> Section {
-    let Section { mut counts, mut rows, mut details, mut missing, mut schematics } = Section::default();
+    let Section { mut counts, mut rows, mut details, mut missing, mut schematics, mut drifted } = Section::default();
     for e in entries {
         let Some(r) = &e.record else {
             missing.push(format!("`{}` (no record)", e.id));
@@ -145,7 +179,7 @@ fn section<'a>(entries: impl Iterator<Item = &'a Entry>) -> Section {
             continue;
         }
         details.push_str(&format!(
-            "\n### {} — {}\n{} · scale `{}` · seeds {} · revision `{}`\n{}\n",
+            "\n### {} — {}\n{} · scale `{}` · seeds {} · revision `{}`\n{}{}\n",
             e.id,
             r.title,
             e.study,
@@ -154,8 +188,16 @@ fn section<'a>(entries: impl Iterator<Item = &'a Entry>) -> Section {
             r.provenance.revision,
             super::render::models_summary(&r.provenance.models)
                 .map(|m| format!("\nModels: {m}.\n"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            e.drift.map(|d| format!("\n{DRIFT_MARK} {}\n", drift_note(&r.provenance, d))).unwrap_or_default()
         ));
+        let shown_id = match e.drift {
+            Some(_) => {
+                drifted = true;
+                format!("{} {DRIFT_MARK}", e.id)
+            }
+            None => e.id.clone(),
+        };
         for c in &r.claims {
             counts[verdict_index(c.verdict)] += 1;
             let ours = c.outcomes.iter().map(|o| o.ours.clone()).collect::<Vec<_>>().join("; ");
@@ -165,7 +207,7 @@ fn section<'a>(entries: impl Iterator<Item = &'a Entry>) -> Section {
             };
             rows.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                e.id,
+                shown_id,
                 cell(&c.id),
                 cell(&c.source),
                 cell(&statement),
@@ -190,7 +232,7 @@ fn section<'a>(entries: impl Iterator<Item = &'a Entry>) -> Section {
             }
         }
     }
-    Section { counts, rows, details, missing, schematics }
+    Section { counts, rows, details, missing, schematics, drifted }
 }
 
 /// The Markdown report: the studies' records, then (when there are any) the runs on pretrained encoders.
@@ -262,8 +304,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn report_counts_verdicts_and_lists_missing_records() {
+    /// A fig7 record with one claim (`a > b`, supported) and one model.
+    fn one_claim_record() -> FigureRecord {
         let mut r = FigureRecord {
             format: crate::report::record::RECORD_FORMAT,
             id: "fig7".into(),
@@ -295,6 +337,12 @@ mod tests {
             serde_json::json!({ "config": { "train": { "steps": 6000, "batch_size": 32, "seq_len": 64,
                 "masking": { "mask_prob": 0.4 }, "model": { "layers": 4, "hidden": 128, "heads": 4 } } } }),
         );
+        r
+    }
+
+    #[test]
+    fn report_counts_verdicts_and_lists_missing_records() {
+        let r = one_claim_record();
         let dir = tempfile::tempdir().unwrap();
         r.save(&dir.path().join("fig7.json")).unwrap();
         let md = markdown(&load(dir.path()).unwrap());
@@ -318,5 +366,34 @@ mod tests {
         assert!(md.contains("nothing to test): `fig1`."), "{md}");
         assert!(md.contains("`fig3` (record of"), "{md}");
         assert!(!md.contains("`fig1` (record of"), "{md}");
+    }
+
+    #[test]
+    fn a_record_made_by_an_earlier_version_of_its_script_is_marked() {
+        let project = tempfile::tempdir().unwrap();
+        let (figures, scripts) = (project.path().join("figures"), project.path().join("scripts"));
+        std::fs::create_dir_all(&figures).unwrap();
+        std::fs::create_dir_all(&scripts).unwrap();
+        std::fs::write(scripts.join("fig7.rhai"), "// fig7 as it is now\n").unwrap();
+        let mut r = one_claim_record();
+        r.provenance.revision = "8536346261fe".into();
+        r.provenance.script = "scripts/fig7.rhai".into();
+        r.provenance.script_sha256 = "472ebe1c".into(); // the sha256 of an earlier version
+        r.save(&figures.join("fig7.json")).unwrap();
+        let md = markdown(&load(&figures).unwrap());
+        assert!(md.contains("| fig7 † | order |"), "{md}");
+        assert!(md.contains("\n† The record was made by an earlier version of its script"), "{md}");
+        assert!(
+            md.contains(
+                "\n† Made by an earlier version of `scripts/fig7.rhai`: the file has changed since revision `8536346`"
+            ),
+            "{md}"
+        );
+        // The same record with the file's own hash carries no mark.
+        let (_, now) = crate::data::resolve::hash_file(&scripts.join("fig7.rhai"), false).unwrap();
+        r.provenance.script_sha256 = now;
+        r.save(&figures.join("fig7.json")).unwrap();
+        let md = markdown(&load(&figures).unwrap());
+        assert!(md.contains("| fig7 | order |") && !md.contains('†'), "{md}");
     }
 }
