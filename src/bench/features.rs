@@ -166,7 +166,7 @@ pub fn run(a: BenchFeaturesArgs) -> Result<()> {
         ours = Some(pooled);
     }
     let ours = ours.expect("at least one repeat");
-    let (secs, cpu) = runs.iter().copied().fold((f64::INFINITY, f64::NAN), |b, r| if r.0 < b.0 { r } else { b });
+    let (secs, cpu) = runs.iter().copied().min_by(|a, b| a.0.total_cmp(&b.0)).expect("at least one repeat");
     let our_runs: Vec<f64> = runs.iter().map(|r| r.0).collect();
     let their_runs: Vec<f64> = reference["same_batches_runs"]
         .as_array()

@@ -33,18 +33,14 @@ pub fn load(dir: &Path) -> Result<Vec<Entry>> {
     for f in FIGURES {
         let path = dir.join(format!("{}.json", f.id));
         let record = if path.is_file() { Some(evaluated(&path)?) } else { None };
-        let drift = drift_of(project_of(dir), record.as_ref())?;
+        let drift = match &record {
+            Some(r) => script_drift(project_of(dir), &r.provenance)?,
+            None => None,
+        };
         out.push(Entry { id: f.id.to_string(), study: f.study, record, model: None, drift });
     }
     out.extend(load_pretrained(&dir.join("real"), project_of(dir))?);
     Ok(out)
-}
-
-fn drift_of(project: &Path, record: Option<&FigureRecord>) -> Result<Option<ScriptDrift>> {
-    match record {
-        Some(r) => script_drift(project, &r.provenance),
-        None => Ok(None),
-    }
 }
 
 /// The record at `path` with its claims re-evaluated by the rule.

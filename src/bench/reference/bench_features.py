@@ -11,8 +11,9 @@ Two loops are timed over the same sentences:
 - `fixed_batches`: the usual transformers loop, batches of `--fixed-batch` sentences in input order, each padded
   to its longest sentence.
 One batch of each is run untimed first. The first loop is timed `--repeats` times (its best time is reported, every
-time listed: the machine's noise shows in their spread); the second, the slow one, once. With `--pretrained` MODEL_DIR is an existing BERT folder (e.g. crossling's
-e5-small), loaded with `AutoModel.from_pretrained` (SDPA attention, no pooler) instead of a random model. Writes the pooled features of the first loop to OUT.npy
+time listed: the machine's noise shows in their spread); the second, the slow one, once. With `--pretrained`
+MODEL_DIR is an existing BERT folder (e.g. crossling's e5-small), loaded with `AutoModel.from_pretrained` (SDPA
+attention, no pooler) instead of a random model. Writes the pooled features of the first loop to OUT.npy
 ([layers + 1, sentences, hidden], float32) and prints one JSON line with the timings.
 
 Usage: bench_features.py MODEL_DIR IDS.npy OFFSETS.npy BATCHES.npy BATCH_OFFSETS.npy OUT.npy --layers L --hidden D
