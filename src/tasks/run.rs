@@ -349,6 +349,10 @@ pub fn run_task(ctx: &TaskContext, req: &TaskRequest) -> Result<TaskOutcome> {
             what["word_spacing"] = spacing;
         }
     }
+    let spaced_somewhere = what.get("word_spacing").is_some() || what.pointer("/stack/word_spacing").is_some();
+    if req.task == TaskKind::Parse && spaced_somewhere {
+        what["multiword_parts"] = serde_json::json!(crate::tasks::word_inputs::MULTIWORD_PARTS_KEY);
+    }
     let identity = format!("{}\n{}", loaded.source.kind.name(), loaded.source.weights_sha256);
     let cache = cache_file(ctx.models_dir, &identity, task, &what);
     let name = req.model.name();

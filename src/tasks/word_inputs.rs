@@ -9,7 +9,8 @@
 //! SentencePiece `▁`, a byte-level BPE's `Ġ` with `add_prefix_space`; [`crate::model::word_start`]) gives a word
 //! encoded on its own that marker, as if a space preceded it, which is right for a word after a space or at the
 //! sentence's start. A word **glued** to the one before it (no space between: UD's `SpaceAfter=No` on the word
-//! before, every word of a language written without spaces) is encoded with the marker turned off, as its
+//! before, a later part of a multiword token that its parts spell, as `n't` of `didn't`, every word of a language
+//! written without spaces; [`crate::data::formats::conllu::Sentence::glued`]) is encoded with the marker turned off, as its
 //! continuation pieces. For XLM-R's tokenizer this keeps a lone `▁` out of Chinese words (`这样` glued is `这样`,
 //! not `▁` `这样`) and out of glued punctuation. Where no piece of the running text crosses a gold word boundary, the
 //! ids then equal those transformers gives the running text written out from the words (tested on an XLM-R-style
@@ -55,6 +56,11 @@ impl WordItem {
 pub fn spacing_key(tok: &ModelTokenizer) -> Result<Option<serde_json::Value>> {
     Ok(tok.marks_word_starts()?.then(|| serde_json::json!("running-text")))
 }
+
+/// What enters a parsing cache key beside [`spacing_key`]: which parts of a CoNLL-U multiword token read as glued
+/// ([`crate::data::formats::conllu::Sentence::glued`]). Only a tokenizer that marks word starts reads them
+/// differently, so it goes only where [`spacing_key`] does.
+pub const MULTIWORD_PARTS_KEY: &str = "glued where the token spells its words";
 
 /// Languages written without spaces between words (every word after the first is glued to the one before it).
 pub const UNSPACED_LANGUAGES: [&str; 3] = ["ja", "th", "zh"];

@@ -11,7 +11,7 @@
 //! than the number of words, multiword ranges `a-b` with `a < b`, `a` the next word id and `b` within the
 //! sentence, empty-node ids `i.k` with `i` the last word id seen and `k` counting 1, 2, … Errors name `file:line`.
 //! [`open`] streams sentences; [`read`] collects them. [`Sentence::glued`] reads the sentence's spacing from the MISC
-//! column's `SpaceAfter=No`.
+//! column's `SpaceAfter=No` and from multiword tokens whose form is their words written together.
 use crate::data::text_file::LineReader;
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -69,14 +69,24 @@ pub fn no_space_after(misc: &str) -> bool {
 impl Sentence {
     /// For each syntactic word, whether it follows the word before it with no space in the sentence's text: the
     /// surface token before it (a multiword token ending at the word before, or that word) has `SpaceAfter=No`.
-    /// False for the first word and for every word inside a multiword token but its first (`du` = `de` `le`: `le`
-    /// has no surface string of its own).
+    /// False for the first word. A word inside a multiword token but its first is glued when the token's form is
+    /// its words' forms written together (`didn't` = `did` `n't`, Arabic `وقال` = `و` `قال`: the words are cut
+    /// from the surface string, so `n't` follows `did` with no space), and spaced otherwise (`du` = `de` `le`:
+    /// `le` has no surface string of its own).
     pub fn glued(&self) -> Vec<bool> {
         let span_of = |id: usize| self.multiword.iter().find(|m| (m.first..=m.last).contains(&id));
+        let spells_its_words = |m: &MultiwordToken| {
+            let parts: Option<String> =
+                (m.first..=m.last).map(|id| self.tokens.get(id - 1).map(|t| t.form.as_str())).collect();
+            parts.is_some_and(|p| p == m.form)
+        };
         (1..=self.tokens.len())
             .map(|id| {
-                if id == 1 || span_of(id).is_some_and(|m| m.first != id) {
+                if id == 1 {
                     return false;
+                }
+                if let Some(m) = span_of(id).filter(|m| m.first != id) {
+                    return spells_its_words(m);
                 }
                 let before = match span_of(id - 1) {
                     Some(m) => &m.misc,
@@ -308,9 +318,17 @@ mod tests {
         text += &misc("5", "le", "6", "_");
         text += &misc("6", "chat", "2", "SpaceAfter=No|Translit=x");
         text += &misc("7", ",", "2", "_");
+        // "I didn't go": `didn't` = `did` `n't`, cut from the surface string, so `n't` is glued to `did`.
+        text += "\n";
+        text += &misc("1", "I", "3", "_");
+        text += &misc("2-3", "didn't", "_", "_");
+        text += &misc("2", "did", "4", "_");
+        text += &misc("3", "n't", "4", "_");
+        text += &misc("4", "go", "0", "_");
         std::fs::write(&p, text).unwrap();
         let s = read(&p).unwrap();
         assert_eq!(s[0].glued(), [false, false, true, false, false, false, true]);
+        assert_eq!(s[1].glued(), [false, false, true, false]);
         assert!(!no_space_after("SpaceAfter=Nope") && no_space_after("A=1|SpaceAfter=No"));
     }
 
