@@ -4,8 +4,9 @@
 //! ([`crossling::tasks::word_inputs`]). Wherever no piece of the running text crosses a word boundary, the two must
 //! give the same ids; the test prints how many sentences that is, and how many words start with a lone `▁` piece
 //! now and when every word was read after a space (as before). The running text is written out from the syntactic
-//! words and their `SpaceAfter=No` (not taken from `# text`), so a French `du` reads as `de le` on both sides: what
-//! is compared is the word-by-word encoding against the whole-text encoding of the same words.
+//! words, their `SpaceAfter=No` and the multiword tokens that spell their words (not taken from `# text`), so a
+//! French `du` reads as `de le` on both sides and an English `didn't` as `didn't`: what is compared is the
+//! word-by-word encoding against the whole-text encoding of the same words.
 //!
 //! Ignored by default (the reason shows in `cargo test`'s output): it needs e5-small in the model cache
 //! (`crossling models fetch e5-small`) and the data mirror; run with `-- --ignored`.

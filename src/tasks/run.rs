@@ -13,8 +13,8 @@
 //! sha256), the task name and the resolved settings as compact JSON (config, languages, training data, device and,
 //! for a stack, its options and the target models' weights; for a token task on a tokenizer that marks word starts,
 //! the main model's or a stack target's, `"word_spacing"`, since glued words are read without the marker, see
-//! [`crate::tasks::word_inputs`]). A run with [`TaskContext::fresh`] recomputes and
-//! rewrites the entry.
+//! [`crate::tasks::word_inputs`], and for parsing `"multiword_parts"` beside it, since the later parts of a
+//! multiword token that spells them are glued). A run with [`TaskContext::fresh`] recomputes and rewrites the entry.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -325,10 +325,25 @@ mod tests {
         text += &misc("2", "did", "4", "_");
         text += &misc("3", "n't", "4", "_");
         text += &misc("4", "go", "0", "_");
+        // A made-up "Don'tcha knowit,": a spelled token first in its sentence, glued by its own SpaceAfter=No to
+        // the next token, a three-part spelled token, and a comma glued by the SpaceAfter=No of the token line.
+        text += "\n";
+        text += &misc("1-2", "Don't", "_", "SpaceAfter=No");
+        text += &misc("1", "Do", "5", "_");
+        text += &misc("2", "n't", "5", "_");
+        text += &misc("3-4", "cha", "_", "_");
+        text += &misc("3", "ch", "5", "_");
+        text += &misc("4", "a", "5", "_");
+        text += &misc("5-7", "knowit", "_", "SpaceAfter=No");
+        text += &misc("5", "kn", "0", "_");
+        text += &misc("6", "ow", "5", "_");
+        text += &misc("7", "it", "5", "_");
+        text += &misc("8", ",", "5", "_");
         std::fs::write(&p, text).unwrap();
         let s = read(&p).unwrap();
         assert_eq!(s[0].glued(), [false, false, true, false, false, false, true]);
         assert_eq!(s[1].glued(), [false, false, true, false]);
+        assert_eq!(s[2].glued(), [false, true, true, true, false, true, true, true]);
         assert!(!no_space_after("SpaceAfter=Nope") && no_space_after("A=1|SpaceAfter=No"));
     }
 
