@@ -83,7 +83,7 @@ pub const FIGURES: &[FigureInfo] = &[
                 trained on English (\"MLM align\"), compared with a bilingual model (\"biMLM\").",
         data: "XNLI dev + test (maps); PAN-X; UD LinES, ParTUT, EWT, GSD",
         models: "4 `mono` + 3 `default` models",
-        budget: Budget { smoke: Some("3.3 s"), cpu: Some("3,457.6 s, models cached"), paper: NOT_RUN },
+        budget: Budget { smoke: Some("3.3 s"), cpu: Some("2,982.9 s, models cached"), paper: NOT_RUN },
     },
     FigureInfo {
         id: "fig6",
