@@ -306,39 +306,48 @@ mod tests {
     fn glued_words_follow_space_after_no_of_the_surface_token_before() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.conllu");
-        let misc = |id: &str, form: &str, head: &str, misc: &str| {
-            format!("{id}\t{form}\t{form}\tX\t_\t_\t{head}\tdep\t_\t{misc}\n")
+        // One sentence from (ID, FORM, HEAD, MISC) rows.
+        let sentence = |rows: &[(&str, &str, &str, &str)]| -> String {
+            let lines: String = rows
+                .iter()
+                .map(|(id, form, head, misc)| format!("{id}\t{form}\t{form}\tX\t_\t_\t{head}\tdep\t_\t{misc}\n"))
+                .collect();
+            lines + "\n"
         };
         // « Où va-t-il du chat, » : `-t-il` is glued to `va`, `du` = `de` `le`, the comma glued to `chat`.
-        let mut text = misc("1", "Où", "2", "_");
-        text += &misc("2", "va", "0", "SpaceAfter=No");
-        text += &misc("3", "-t-il", "2", "_");
-        text += &misc("4-5", "du", "_", "_");
-        text += &misc("4", "de", "6", "_");
-        text += &misc("5", "le", "6", "_");
-        text += &misc("6", "chat", "2", "SpaceAfter=No|Translit=x");
-        text += &misc("7", ",", "2", "_");
+        let mut text = sentence(&[
+            ("1", "Où", "2", "_"),
+            ("2", "va", "0", "SpaceAfter=No"),
+            ("3", "-t-il", "2", "_"),
+            ("4-5", "du", "_", "_"),
+            ("4", "de", "6", "_"),
+            ("5", "le", "6", "_"),
+            ("6", "chat", "2", "SpaceAfter=No|Translit=x"),
+            ("7", ",", "2", "_"),
+        ]);
         // "I didn't go": `didn't` = `did` `n't`, cut from the surface string, so `n't` is glued to `did`.
-        text += "\n";
-        text += &misc("1", "I", "3", "_");
-        text += &misc("2-3", "didn't", "_", "_");
-        text += &misc("2", "did", "4", "_");
-        text += &misc("3", "n't", "4", "_");
-        text += &misc("4", "go", "0", "_");
+        text += &sentence(&[
+            ("1", "I", "3", "_"),
+            ("2-3", "didn't", "_", "_"),
+            ("2", "did", "4", "_"),
+            ("3", "n't", "4", "_"),
+            ("4", "go", "0", "_"),
+        ]);
         // A made-up "Don'tcha knowit,": a spelled token first in its sentence, glued by its own SpaceAfter=No to
         // the next token, a three-part spelled token, and a comma glued by the SpaceAfter=No of the token line.
-        text += "\n";
-        text += &misc("1-2", "Don't", "_", "SpaceAfter=No");
-        text += &misc("1", "Do", "5", "_");
-        text += &misc("2", "n't", "5", "_");
-        text += &misc("3-4", "cha", "_", "_");
-        text += &misc("3", "ch", "5", "_");
-        text += &misc("4", "a", "5", "_");
-        text += &misc("5-7", "knowit", "_", "SpaceAfter=No");
-        text += &misc("5", "kn", "0", "_");
-        text += &misc("6", "ow", "5", "_");
-        text += &misc("7", "it", "5", "_");
-        text += &misc("8", ",", "5", "_");
+        text += &sentence(&[
+            ("1-2", "Don't", "_", "SpaceAfter=No"),
+            ("1", "Do", "5", "_"),
+            ("2", "n't", "5", "_"),
+            ("3-4", "cha", "_", "_"),
+            ("3", "ch", "5", "_"),
+            ("4", "a", "5", "_"),
+            ("5-7", "knowit", "_", "SpaceAfter=No"),
+            ("5", "kn", "0", "_"),
+            ("6", "ow", "5", "_"),
+            ("7", "it", "5", "_"),
+            ("8", ",", "5", "_"),
+        ]);
         std::fs::write(&p, text).unwrap();
         let s = read(&p).unwrap();
         assert_eq!(s[0].glued(), [false, false, true, false, false, false, true]);
