@@ -11,10 +11,10 @@
 //! sentence's start. A word **glued** to the one before it (no space between: UD's `SpaceAfter=No` on the word
 //! before, a later part of a multiword token that its parts spell, as `n't` of `didn't`, every word of a language
 //! written without spaces; [`crate::data::formats::conllu::Sentence::glued`]) is encoded with the marker turned
-//! off, as its continuation pieces. For XLM-R's tokenizer this keeps a lone `▁` out of Chinese words (`这样` glued is `这样`,
-//! not `▁` `这样`) and out of glued punctuation. Where no piece of the running text crosses a gold word boundary, the
-//! ids then equal those transformers gives the running text written out from the words (tested on an XLM-R-style
-//! folder in tests/hf_tokenizers.rs, and on e5-small with UD test treebanks in tests/e5_word_inputs.rs).
+//! off, as its continuation pieces. For XLM-R's tokenizer this keeps a lone `▁` out of Chinese words (`这样` glued
+//! is `这样`, not `▁` `这样`) and out of glued punctuation. Where no piece of the running text crosses a gold word
+//! boundary, the ids then equal those transformers gives the running text written out from the words (tested on an
+//! XLM-R-style folder in tests/hf_tokenizers.rs, and on e5-small with UD test treebanks in tests/e5_word_inputs.rs).
 //! Tokenizers that mark no word start (crossling's, BERT's WordPiece, a byte-level BPE without `add_prefix_space`)
 //! read every word as it is, glued or not; for the last this means no `Ġ` even after a space. transformers'
 //! `is_split_into_words=True` instead marks every word as spaced. Pieces are cached per word and reading. A
