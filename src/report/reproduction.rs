@@ -248,10 +248,13 @@ pub fn markdown(entries: &[Entry]) -> String {
          (`src/claims/rule.rs`): `a > b` is **supported** when the intervals are apart in that order, \
          **contradicted** when they are apart in the other order, and *inconclusive* when they overlap, when both \
          scores sit at their chance level, or when a score has no interval (one seed of a statistic without \
-         per-item form and no resampled replicates, such as fig6's CKA–retrieval correlation); `a ≈ c` with a tolerance t is **supported** when the whole interval lies within \
-         c ± t, **contradicted** when it lies wholly outside, *inconclusive* otherwise. A claim is the conjunction of \
-         its checks, or \"at least k of n\" where the paper \
-         says several or most.\n\n",
+         per-item form and no resampled replicates, such as fig6's CKA–retrieval correlation); `a ≈ c` with a \
+         tolerance t is **supported** when the whole interval lies within c ± t, **contradicted** when it lies \
+         wholly outside, *inconclusive* otherwise. A claim is the conjunction of its checks, or \"at least k of n\" \
+         where the paper says several or most: supported when every check (or k of them) is, each at 95 % (no \
+         correction is due for \"all hold\"); in a claim of n checks a check counts as contradicted only at the \
+         Bonferroni level 0.05 / n (its intervals widened about their estimates by z₁₋₀.₀₂₅/ₙ / z₀.₉₇₅ must lie apart \
+         in the other order; apart only at 95 %, it is inconclusive and says so).\n\n",
     );
     studies.push_tables(&mut md, "figure");
     if !studies.schematics.is_empty() {
