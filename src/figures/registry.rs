@@ -152,7 +152,7 @@ pub const FIGURES: &[FigureInfo] = &[
         data: "XNLI dev, Tatoeba fr–en, MUSE en–fr, PAN-X en/fr, MNLI, UD EWT / GSD fr; ELTeC en/fr (100k sentences \
                each)",
         models: "3 models (en–fr bilingual, en and fr monolingual) with 5 snapshots each",
-        budget: Budget { smoke: Some("15.2 s"), cpu: Some("951.8 s from the caches"), paper: NOT_RUN },
+        budget: Budget { smoke: Some("15.2 s"), cpu: Some("4,159.0 s, models cached"), paper: NOT_RUN },
     },
     FigureInfo {
         id: "emergence-enx",
