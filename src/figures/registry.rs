@@ -255,7 +255,11 @@ pub const FIGURES: &[FigureInfo] = &[
                 head turns the output into the target language; the convert rate rises with alpha.",
         data: "XNLI dev",
         models: "the `multilingual` model (big data size), or any HF BERT given as `mbert`",
-        budget: Budget { smoke: Some("5.7 s"), cpu: Some("about 1 h 45 min from an empty cache, one seed: the 18,000-step model 1 h 41 min (one thread, beside other runs), the MDS grids 8.5 min"), paper: NOT_RUN },
+        budget: Budget {
+            smoke: Some("5.7 s"),
+            cpu: Some("1 h 45 min from an empty cache (the 18,000-step model 1 h 41 min, the MDS grids 8.5 min)"),
+            paper: NOT_RUN,
+        },
     },
     FigureInfo {
         id: "liu-fig8",
@@ -314,6 +318,10 @@ pub const FIGURES: &[FigureInfo] = &[
                 at the top of the frozen half at test time.",
         data: "MNLI; XNLI dev en/fr/de/ru/zh",
         models: "the `multilingual` model (or `mbert`)",
-        budget: Budget { smoke: Some("1.9 s"), cpu: Some("6,888.9 s from an empty cache on one thread beside other runs (the 18,000-step model 1 h 41 min)"), paper: NOT_RUN },
+        budget: Budget {
+            smoke: Some("1.9 s"),
+            cpu: Some("1 h 55 min from an empty cache (the 18,000-step model 1 h 41 min)"),
+            paper: NOT_RUN,
+        },
     },
 ];

@@ -1,6 +1,7 @@
 //! The files made from the figure registry ([`crate::figures`]): README.md's figure table — each registered figure
-//! with what it reproduces and tests, its record's claims by verdict and measured time (`figures/ID.json`), and its
-//! cost at `cpu` — between two marker comments, and `notebooks/figures.json` (the registry as JSON, which
+//! with what it reproduces and tests, its record's claims by verdict (`figures/ID.json`; its id marked † when an
+//! earlier version of its script made the record, as in REPRODUCTION.md), and its measured cost at `cpu` — between
+//! two marker comments, and `notebooks/figures.json` (the registry as JSON, which
 //! `notebooks/build.py` reads). Written by `crossling figure list --write`; tests/figure_registry.rs checks that the
 //! committed files match, as tests/claims.rs does for `REPRODUCTION.md`.
 use std::path::{Path, PathBuf};
@@ -32,22 +33,20 @@ pub fn generated(project: &Path) -> Result<Vec<(PathBuf, String)>> {
 }
 
 /// The Markdown table: one row per registered figure, in registry order (the runs on pretrained encoders of
-/// `entries` are left out: they are no figure of the registry).
+/// `entries` are left out: they are no figure of the registry). The records' own wall times and dates are in
+/// docs/usage/figures.md, not here: README.md is no measurement log.
 pub fn table(entries: &[Entry]) -> String {
     let mut md = String::from(
-        "| id | reproduces | what it tests | claims: supported / contradicted / inconclusive | record's time | a run at \
-         `cpu` |\n|---|---|---|---|---:|---|\n",
+        "| id | reproduces | what it tests | claims: supported / contradicted / inconclusive | a run at `cpu`, 2 \
+         cores |\n|---|---|---|---|---|\n",
     );
     for e in entries.iter().filter(|e| e.model.is_none()) {
         let Some(f) = figures::find(&e.id) else { continue };
         let reproduces = if f.study == CROSSLING { "— (crossling)".to_string() } else { f.reference() };
-        let (claims, time) = match &e.record {
-            None => ("no record".to_string(), "—".to_string()),
-            Some(r) => (claims_cell(r), time_cell(r)),
-        };
+        let claims = e.record.as_ref().map_or_else(|| "no record".to_string(), claims_cell);
         md.push_str(&format!(
-            "| {} | {reproduces} | {} | {claims} | {time} | {} |\n",
-            f.id,
+            "| {} | {reproduces} | {} | {claims} | {} |\n",
+            e.shown_id(),
             f.tests,
             f.budget.cpu.unwrap_or("not measured")
         ));
@@ -67,38 +66,6 @@ fn claims_cell(r: &FigureRecord) -> String {
     format!("{} / {} / {}", counts[0], counts[1], counts[2])
 }
 
-/// The record's own wall time, its seeds when several, the day its run started, and its scale when not `cpu`:
-/// `681.6 s, 3 seeds (2026-12-02)`.
-fn time_cell(r: &FigureRecord) -> String {
-    let p = &r.provenance;
-    let mut s = seconds(p.wall_time_s);
-    let seeds = p.seeds_used().len();
-    if seeds > 1 {
-        s.push_str(&format!(", {seeds} seeds"));
-    }
-    if p.scale != "cpu" {
-        s.push_str(&format!(" at `{}`", p.scale));
-    }
-    match p.started_at.get(..10) {
-        Some(day) => format!("{s} ({day})"),
-        None => s,
-    }
-}
-
-/// `3457.6` as `3,457.6 s`.
-fn seconds(s: f64) -> String {
-    let text = format!("{s:.1}");
-    let (int, frac) = text.split_once('.').unwrap_or((&text, "0"));
-    let mut grouped = String::new();
-    for (i, ch) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 && ch.is_ascii_digit() {
-            grouped.push(',');
-        }
-        grouped.push(ch);
-    }
-    format!("{grouped}.{frac} s")
-}
-
 /// `readme` with everything between its [`TABLE_BEGIN`] and [`TABLE_END`] lines replaced by `table`.
 pub fn splice(readme: &str, table: &str) -> std::result::Result<String, String> {
     let begin =
@@ -116,8 +83,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_table_has_a_row_per_figure_with_its_record_s_claims_and_time() {
-        let dir = tempfile::tempdir().unwrap();
+    fn the_table_has_a_row_per_figure_with_its_record_s_claims_and_cost() {
+        let project = tempfile::tempdir().unwrap();
+        let dir = project.path().join("figures");
+        std::fs::create_dir_all(project.path().join("scripts")).unwrap();
+        std::fs::write(project.path().join("scripts/fig7.rhai"), "// edited since the record\n").unwrap();
         let mut r = FigureRecord {
             format: crate::report::record::RECORD_FORMAT,
             id: "fig7".into(),
@@ -128,24 +98,30 @@ mod tests {
         r.provenance.wall_time_s = 3457.64;
         r.provenance.seeds = vec![0, 1, 2];
         r.provenance.started_at = "2026-12-02T01:29:04Z".into();
-        r.save(&dir.path().join("fig7.json")).unwrap();
         let mut fig1 = FigureRecord { id: "fig1".into(), ..r.clone() };
         fig1.paper.insert("paper_values".into(), "schematic".into());
         fig1.provenance.seeds = vec![0];
-        fig1.save(&dir.path().join("fig1.json")).unwrap();
-        let md = table(&super::super::reproduction::load(dir.path()).unwrap());
+        fig1.save(&dir.join("fig1.json")).unwrap();
+        r.provenance.script = "scripts/fig7.rhai".into();
+        r.provenance.script_sha256 = "0".repeat(64);
+        r.save(&dir.join("fig7.json")).unwrap();
+        let md = table(&super::super::reproduction::load(&dir).unwrap());
         assert_eq!(md.lines().count(), 2 + figures::FIGURES.len(), "{md}");
-        assert!(md.contains("| fig1 | Emerging Figure 1 | the parameter-sharing ablations (schematic) | schematic | 3,457.6 s (2026-12-02) | 0.4 s |"), "{md}");
-        assert!(md.contains("| fig7 | Emerging Figure 7 | linear CKA per layer: bilingual, monolingual, random | none | 3,457.6 s, 3 seeds (2026-12-02) |"), "{md}");
         assert!(
             md.contains(
-                "| table1 | Emerging Table 1 | the ten ablations × en–fr/ru/zh on XNLI, NER, parsing | no record | — |"
+                "| fig1 | Emerging Figure 1 | the parameter-sharing ablations (schematic) | schematic | 0.4 s |"
             ),
             "{md}"
         );
+        let fig7 =
+            "| fig7 † | Emerging Figure 7 | linear CKA per layer: bilingual, monolingual, random | none | 2.2–2.5 h";
+        assert!(md.contains(fig7), "a record its script no longer makes is marked: {md}");
+        assert!(
+            md.contains("| table1 | Emerging Table 1 | the ten ablations × en–fr/ru/zh on XNLI, NER, parsing | no record | 9.45"),
+            "{md}"
+        );
         assert!(md.contains("| emergence | — (crossling) |"), "{md}");
-        assert_eq!(seconds(0.04), "0.0 s");
-        assert_eq!(seconds(123456.0), "123,456.0 s");
+        assert!(!md.contains("2026-"), "README's table holds no dates: {md}");
     }
 
     #[test]

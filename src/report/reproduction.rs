@@ -22,6 +22,16 @@ pub struct Entry {
     pub drift: Option<ScriptDrift>,
 }
 
+impl Entry {
+    /// The figure's id, followed by [`DRIFT_MARK`] when an earlier version of its script made its record.
+    pub fn shown_id(&self) -> String {
+        match self.drift {
+            Some(_) => format!("{} {DRIFT_MARK}", self.id),
+            None => self.id.clone(),
+        }
+    }
+}
+
 /// The project folder of a records folder: `figures/`'s parent (scripts' paths in provenance are relative to it).
 fn project_of(dir: &Path) -> &Path {
     dir.parent().unwrap_or(dir)
@@ -154,7 +164,8 @@ impl Section {
 }
 
 /// The mark on the rows of a record made by an earlier version of its script.
-const DRIFT_MARK: &str = "†";
+/// The mark after a figure's id whose record an earlier version of its script made.
+pub(super) const DRIFT_MARK: &str = "†";
 
 fn section<'a>(entries: impl Iterator<Item = &'a Entry>) -> Section {
     let Section { mut counts, mut rows, mut details, mut missing, mut schematics, mut drifted } = Section::default();
@@ -187,13 +198,8 @@ fn section<'a>(entries: impl Iterator<Item = &'a Entry>) -> Section {
                 .unwrap_or_default(),
             e.drift.map(|d| format!("\n{DRIFT_MARK} {}\n", drift_note(&r.provenance, d))).unwrap_or_default()
         ));
-        let shown_id = match e.drift {
-            Some(_) => {
-                drifted = true;
-                format!("{} {DRIFT_MARK}", e.id)
-            }
-            None => e.id.clone(),
-        };
+        drifted |= e.drift.is_some();
+        let shown_id = e.shown_id();
         for c in &r.claims {
             counts[verdict_index(c.verdict)] += 1;
             let ours = c.outcomes.iter().map(|o| o.ours.clone()).collect::<Vec<_>>().join("; ");
