@@ -27,8 +27,11 @@
 //! **Several checks.** "Every check holds" needs each check at its own 95 % level (an intersection–union test: no
 //! correction is due, Berger 1982). "Some check fails" is a union of n chances to err, so a check of a claim of n
 //! checks is contradicted only at the Bonferroni level 0.05 / n: its 95 % intervals, widened about their estimates
-//! by z₁₋₀.₀₂₅/ₙ / z₀.₉₇₅ (a normal approximation; [`contradiction_widening`]), must lie apart in the opposite
-//! order. A check apart the other way at 95 % but not at that level is inconclusive, and says so. The widening is
+//! by z₁₋₀.₀₂₅/ₙ / z₀.₉₇₅ (a normal approximation; [`bonferroni_widening`]), must lie apart in the opposite
+//! order. A check apart the other way at 95 % but not at that level is inconclusive, and says so. "At least k of
+//! n hold" is a union of intersections: with k − 1 checks true and the other n − k + 1 false it errs when any one of
+//! those n − k + 1 is supported, so each check of such a claim is supported only at the level 0.05 / (n − k + 1)
+//! (its intervals widened alike; 95 % when k = n, the conjunction). The widening is
 //! normal rather than a percentile of the resamples because a record keeps each score's 95 % interval, not its
 //! resamples, and because 1,000 resamples cannot place the tail it would need: 0.025 / 27 = 0.09 % a side for
 //! 27 checks is the first of the 1,000, a quantile with no resolution.
@@ -181,20 +184,22 @@ pub fn normal_quantile(p: f64) -> f64 {
     }
 }
 
-/// How much a 95 % interval is widened before it may contradict one of a claim's `n` checks: the ratio of the
-/// normal quantiles at the Bonferroni level, z₁₋₀.₀₂₅/ₙ / z₀.₉₇₅ (1 for one check, 1.31 for 5, 1.59 for 27).
-pub fn contradiction_widening(n: usize) -> f64 {
+/// How much a 95 % interval is widened to judge a check at the Bonferroni level for `n` chances to err: the ratio
+/// of the normal quantiles z₁₋₀.₀₂₅/ₙ / z₀.₉₇₅ (1 for one check, 1.31 for 5, 1.59 for 27). A contradiction of one of
+/// a claim's n checks is judged at n; a support of one of "at least k of n" at n − k + 1 (see the module docs).
+pub fn bonferroni_widening(n: usize) -> f64 {
     normal_quantile(1.0 - 0.025 / n.max(1) as f64) / normal_quantile(0.975)
 }
 
 /// Evaluates one check against `scores`, alone (see [`check_among`]).
 pub fn check(c: &Check, scores: &BTreeMap<String, Score>) -> Result<CheckOutcome> {
-    check_among(c, scores, 1)
+    check_among(c, scores, 1, 1)
 }
 
-/// Evaluates one check of a claim of `n` checks against `scores` (see the module docs: supported at 95 %,
+/// Evaluates one check of a claim of `n` checks of which at least `k` must hold (`k = n` for a conjunction) against
+/// `scores` (see the module docs: supported at 95 % for a conjunction, at the level 0.05 / (n − k + 1) otherwise;
 /// contradicted only at the Bonferroni level for `n` checks).
-pub fn check_among(c: &Check, scores: &BTreeMap<String, Score>, n: usize) -> Result<CheckOutcome> {
+pub fn check_among(c: &Check, scores: &BTreeMap<String, Score>, n: usize, k: usize) -> Result<CheckOutcome> {
     let get = |k: &str| {
         scores.get(k).ok_or_else(|| Error::Invalid(format!("claim check names score '{k}', which the record lacks")))
     };
@@ -247,23 +252,33 @@ pub fn check_among(c: &Check, scores: &BTreeMap<String, Score>, n: usize) -> Res
             }
         }
     }
-    // The intervals a contradiction is judged on: widened for the claim's n checks (equal to the 95 % ones at n = 1).
-    let f = contradiction_widening(n);
-    let widen = |s: &Score| (s.estimate - f * (s.estimate - s.low), s.estimate + f * (s.high - s.estimate));
-    let (wa_low, wa_high) = widen(a);
-    let (wb_low, wb_high) = b_score.map(widen).unwrap_or((b_low, b_high));
+    // The intervals each verdict is judged on, widened about their estimates: a contradiction for the claim's n
+    // checks, a support for the n − k + 1 checks any one of which could make "at least k" hold falsely (both equal
+    // to the 95 % ones at n = k = 1; the support ones at k = n).
+    let widened = |f: f64| {
+        let widen = move |s: &Score| (s.estimate - f * (s.estimate - s.low), s.estimate + f * (s.high - s.estimate));
+        (widen(a), b_score.map(widen).unwrap_or((b_low, b_high)))
+    };
+    let ((wa_low, wa_high), (wb_low, wb_high)) = widened(bonferroni_widening(n));
+    let support_n = n.saturating_sub(k) + 1;
+    let ((sa_low, sa_high), (sb_low, sb_high)) = widened(bonferroni_widening(support_n));
     let bonferroni = if n > 1 { format!(" at the Bonferroni level for {n} checks") } else { String::new() };
     let opposite = format!("the opposite order, intervals apart{bonferroni}");
     let opposite_95 = format!("the opposite order at 95 %, not at the Bonferroni level for {n} checks");
+    let claimed_95 = format!(
+        "the claimed order at 95 %, not at the level 0.05 / {support_n} that each of at least {k} of {n} checks needs"
+    );
     Ok(match op.as_str() {
-        ">" if a.low > b_high => out(Verdict::Supported, ""),
+        ">" if sa_low > sb_high => out(Verdict::Supported, ""),
         ">" if wa_high < wb_low => out(Verdict::Contradicted, &opposite),
         ">" if a.high < b_low => out(Verdict::Inconclusive, &opposite_95),
-        "<" if a.high < b_low => out(Verdict::Supported, ""),
+        ">" if a.low > b_high => out(Verdict::Inconclusive, &claimed_95),
+        "<" if sa_high < sb_low => out(Verdict::Supported, ""),
         "<" if wa_low > wb_high => out(Verdict::Contradicted, &opposite),
         "<" if a.low > b_high => out(Verdict::Inconclusive, &opposite_95),
+        "<" if a.high < b_low => out(Verdict::Inconclusive, &claimed_95),
         "≈" => match c.tolerance {
-            Some(t) if a.low >= b_low - t && a.high <= b_low + t => out(Verdict::Supported, ""),
+            Some(t) if sa_low >= b_low - t && sa_high <= b_low + t => out(Verdict::Supported, ""),
             Some(t) if wa_high < b_low - t || wa_low > b_low + t => {
                 out(Verdict::Contradicted, &format!("the interval lies beyond ± {} of the value{bonferroni}", sig3(t)))
             }
@@ -338,7 +353,8 @@ pub fn evaluate(claims: &mut [Claim], scores: &BTreeMap<String, Score>) -> Resul
             .checks
             .iter()
             .map(|c| {
-                check_among(c, scores, claim.checks.len()).map(|mut o| {
+                let n = claim.checks.len();
+                check_among(c, scores, n, claim.at_least.unwrap_or(n).clamp(1, n)).map(|mut o| {
                     if !c.label.is_empty() {
                         o.ours = format!("{}: {}", c.label, o.ours);
                     }
@@ -483,8 +499,8 @@ mod tests {
         assert!((normal_quantile(0.975) - 1.959964).abs() < 1e-5);
         assert!((normal_quantile(0.001) + 3.090232).abs() < 1e-5);
         assert!((normal_quantile(0.5)).abs() < 1e-12);
-        assert!((contradiction_widening(1) - 1.0).abs() < 1e-12);
-        assert!((contradiction_widening(27) - 1.5883).abs() < 1e-4, "{}", contradiction_widening(27));
+        assert!((bonferroni_widening(1) - 1.0).abs() < 1e-12);
+        assert!((bonferroni_widening(27) - 1.5883).abs() < 1e-4, "{}", bonferroni_widening(27));
         // A difference of −0.3 [−0.5, −0.1] against "> 0": apart at 95 %; widened ×1.59 for 27 checks it reaches 0.
         let mut sc = scores();
         sc.insert("gap".into(), paired(-0.3, -0.5, -0.1, ["low", "high"]));
@@ -495,16 +511,27 @@ mod tests {
             tolerance: None,
             label: String::new(),
         };
-        assert_eq!(check_among(&c, &sc, 1).unwrap().verdict, Verdict::Contradicted);
-        assert_eq!(check_among(&c, &sc, 5).unwrap().verdict, Verdict::Contradicted, "×1.31: −0.3 + 0.26 < 0");
-        let o = check_among(&c, &sc, 27).unwrap();
+        assert_eq!(check_among(&c, &sc, 1, 1).unwrap().verdict, Verdict::Contradicted);
+        assert_eq!(check_among(&c, &sc, 5, 5).unwrap().verdict, Verdict::Contradicted, "×1.31: −0.3 + 0.26 < 0");
+        let o = check_among(&c, &sc, 27, 27).unwrap();
         assert_eq!(
             (o.verdict, o.reason.as_str()),
             (Verdict::Inconclusive, "the opposite order at 95 %, not at the Bonferroni level for 27 checks")
         );
-        // Support is per check at 95 % whatever n.
+        // Support of a conjunction is per check at 95 % whatever n.
         let up = Check { op: "<".into(), ..c };
-        assert_eq!(check_among(&up, &sc, 27).unwrap().verdict, Verdict::Supported);
+        assert_eq!(check_among(&up, &sc, 27, 27).unwrap().verdict, Verdict::Supported);
+        // "At least 1 of 3": any one of three could hold falsely, so each is supported at 0.05 / 3 (×1.22): −0.3 +
+        // 0.24 < 0 still; at least 1 of 27 (×1.59: −0.3 + 0.32 > 0) not, and the reason says so.
+        assert_eq!(check_among(&up, &sc, 3, 1).unwrap().verdict, Verdict::Supported);
+        let o = check_among(&up, &sc, 27, 1).unwrap();
+        assert_eq!(
+            (o.verdict, o.reason.as_str()),
+            (
+                Verdict::Inconclusive,
+                "the claimed order at 95 %, not at the level 0.05 / 27 that each of at least 1 of 27 checks needs"
+            )
+        );
         // evaluate() passes the claim's number of checks.
         let mut claims = vec![Claim {
             id: "c".into(),

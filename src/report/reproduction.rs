@@ -96,6 +96,15 @@ fn load_pretrained(real: &Path, project: &Path) -> Result<Vec<Entry>> {
     Ok(out)
 }
 
+/// For a run on a registry model (`figures/real/NAME/`): what the model is and its caveats, which hold for every
+/// number of the record whatever its script says; empty otherwise.
+fn registry_note(model: Option<&str>) -> String {
+    match model.map(crate::model::registry::entry) {
+        Some(Ok(m)) => format!("\nModel `{}` (registry): {}. Caveats: {}.\n", m.name, m.description, m.caveats),
+        _ => String::new(),
+    }
+}
+
 /// Who a claim's quote is from: "the paper" for the two studies' sections (`Emerging §…`, `Liu §…`), "the source"
 /// for a claim the project adds from other literature (e.g. the synthetic pair's word-order control).
 fn quoted_from(source: &str) -> &'static str {
@@ -186,7 +195,7 @@ fn section<'a>(entries: impl Iterator<Item = &'a Entry>) -> Section {
             continue;
         }
         details.push_str(&format!(
-            "\n### {} — {}\n{} · scale `{}` · seeds {} · revision `{}`\n{}{}\n",
+            "\n### {} — {}\n{} · scale `{}` · seeds {} · revision `{}`\n{}{}{}\n",
             e.id,
             r.title,
             e.study,
@@ -196,6 +205,7 @@ fn section<'a>(entries: impl Iterator<Item = &'a Entry>) -> Section {
             super::render::models_summary(&r.provenance.models)
                 .map(|m| format!("\nModels: {m}.\n"))
                 .unwrap_or_default(),
+            registry_note(e.model.as_deref()),
             e.drift.map(|d| format!("\n{DRIFT_MARK} {}\n", drift_note(&r.provenance, d))).unwrap_or_default()
         ));
         drifted |= e.drift.is_some();
@@ -257,8 +267,9 @@ pub fn markdown(entries: &[Entry]) -> String {
          per-item form and no resampled replicates, such as fig6's CKA–retrieval correlation); `a ≈ c` with a \
          tolerance t is **supported** when the whole interval lies within c ± t, **contradicted** when it lies \
          wholly outside, *inconclusive* otherwise. A claim is the conjunction of its checks, or \"at least k of n\" \
-         where the paper says several or most: supported when every check (or k of them) is, each at 95 % (no \
-         correction is due for \"all hold\"); in a claim of n checks a check counts as contradicted only at the \
+         where the paper says several or most: supported when every check is, each at 95 % (no correction is due \
+         for \"all hold\"), or when k of them are, each at the level 0.05 / (n − k + 1) (any one of the n − k + 1 \
+         could make \"k hold\" falsely; its intervals widened as below); in a claim of n checks a check counts as contradicted only at the \
          Bonferroni level 0.05 / n (its intervals widened about their estimates by z₁₋₀.₀₂₅/ₙ / z₀.₉₇₅ must lie apart \
          in the other order; apart only at 95 %, it is inconclusive and says so).\n\n",
     );
@@ -277,7 +288,8 @@ pub fn markdown(entries: &[Entry]) -> String {
         md.push_str(
             "\n## On pretrained encoders\n\n\
              The same analyses on one pretrained multilingual encoder each (`figures/real/MODEL/`, made by \
-             `crossling run scripts/real/…` with `--model real=MODEL`; the models and their caveats: \
+             `crossling run scripts/real/…` with `--model real=MODEL`, and by `crossling figure liu-table4 --model \
+             mbert=MODEL` for `liu-table4`; the models and their caveats: \
              `docs/usage/models.md`). A claim here says how the paper's claim reads for that one model, which is not \
              the study's model: it is tested, not reproduced.\n\n",
         );
@@ -400,5 +412,21 @@ mod tests {
         r.save(&figures.join("fig7.json")).unwrap();
         let md = markdown(&load(&figures).unwrap());
         assert!(md.contains("| fig7 | order |") && !md.contains('†'), "{md}");
+    }
+
+    #[test]
+    fn runs_on_a_registry_model_carry_its_caveats() {
+        let dir = tempfile::tempdir().unwrap();
+        for model in ["e5-small", "my-bert"] {
+            let real = dir.path().join("real").join(model);
+            std::fs::create_dir_all(&real).unwrap();
+            one_claim_record().save(&real.join("sentence.json")).unwrap();
+        }
+        let md = markdown(&load(dir.path()).unwrap());
+        assert!(md.contains("\n## On pretrained encoders\n"), "{md}");
+        let e5 = crate::model::registry::entry("e5-small").unwrap();
+        assert!(md.contains(&format!("\nModel `e5-small` (registry): {}. Caveats: {}.\n", e5.description, e5.caveats)));
+        assert!(md.contains("### real/my-bert/sentence"), "{md}");
+        assert!(!md.contains("Model `my-bert`"), "a folder that is no registry entry has no registry note: {md}");
     }
 }
