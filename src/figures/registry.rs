@@ -168,7 +168,7 @@ pub const FIGURES: &[FigureInfo] = &[
         data: "XNLI dev + test, MUSE en words, PAN-X en (each rewritten into enx / enxrev); ELTeC English, two halves \
                of 100k sentences",
         models: "2 models (en–enx, en–enxrev) with 5 snapshots each",
-        budget: Budget { smoke: Some("22.3 s"), cpu: Some("1 h 44 min, empty cache"), paper: NOT_RUN },
+        budget: Budget { smoke: Some("22.3 s"), cpu: Some("66 min, empty cache, 2 workers"), paper: NOT_RUN },
     },
     FigureInfo {
         id: "liu-fig1",
