@@ -172,9 +172,8 @@ impl Section {
     }
 }
 
-/// The mark on the rows of a record made by an earlier version of its script.
-/// The mark after a figure's id whose record an earlier version of its script made.
-pub(super) const DRIFT_MARK: &str = "†";
+/// The mark after the id, on the rows, of a record made by an earlier version of its script.
+const DRIFT_MARK: &str = "†";
 
 fn section<'a>(entries: impl Iterator<Item = &'a Entry>) -> Section {
     let Section { mut counts, mut rows, mut details, mut missing, mut schematics, mut drifted } = Section::default();
@@ -269,9 +268,10 @@ pub fn markdown(entries: &[Entry]) -> String {
          wholly outside, *inconclusive* otherwise. A claim is the conjunction of its checks, or \"at least k of n\" \
          where the paper says several or most: supported when every check is, each at 95 % (no correction is due \
          for \"all hold\"), or when k of them are, each at the level 0.05 / (n − k + 1) (any one of the n − k + 1 \
-         could make \"k hold\" falsely; its intervals widened as below); in a claim of n checks a check counts as contradicted only at the \
-         Bonferroni level 0.05 / n (its intervals widened about their estimates by z₁₋₀.₀₂₅/ₙ / z₀.₉₇₅ must lie apart \
-         in the other order; apart only at 95 %, it is inconclusive and says so).\n\n",
+         could make \"k hold\" falsely; its intervals widened as below); in a claim of n checks a check counts as \
+         contradicted only at the Bonferroni level 0.05 / n (its intervals widened about their estimates by \
+         z₁₋₀.₀₂₅/ₙ / z₀.₉₇₅ must lie apart in the other order; apart only at 95 %, it is inconclusive and says \
+         so).\n\n",
     );
     studies.push_tables(&mut md, "figure");
     if !studies.schematics.is_empty() {
