@@ -348,12 +348,19 @@ fn bert_model_layout_and_what_needs_the_head() {
 
 #[test]
 fn bert_for_pre_training_layout() {
+    // -bin-legacy: mBERT's hub checkpoint (bert-base-multilingual-cased), a pre-1.6 torch.save file of this class.
     let dir = tempfile::tempdir().unwrap();
-    let c = check_suite("bert-pretraining", dir.path(), &["BertForPreTraining-st"]);
-    let notes = c[0].notes.join("\n");
-    assert!(notes.contains("ignored 2 tensor(s) bert.pooler.*"), "{notes}");
-    assert!(notes.contains("ignored 2 tensor(s) cls.seq_relationship.* (next-sentence-prediction head"), "{notes}");
-    assert!(c[0].logits.is_some());
+    let c = check_suite("bert-pretraining", dir.path(), &["BertForPreTraining-st", "BertForPreTraining-bin-legacy"]);
+    for x in &c {
+        let notes = x.notes.join("\n");
+        assert!(notes.contains("ignored 2 tensor(s) bert.pooler.*"), "{}: {notes}", x.name);
+        assert!(
+            notes.contains("ignored 2 tensor(s) cls.seq_relationship.* (next-sentence-prediction head"),
+            "{}: {notes}",
+            x.name
+        );
+        assert!(x.logits.is_some(), "{}", x.name);
+    }
 }
 
 #[test]
@@ -413,6 +420,14 @@ fn distilbert() {
     let task = notes_of(&c, "DistilBertForSequenceClassification-st").join("\n");
     assert!(task.contains("pre_classifier.*"), "{task}");
     assert!(notes_of(&c, "DistilBertModel-st").iter().all(|n| !n.contains("pooler")), "DistilBERT has no pooler");
+}
+
+#[test]
+fn distilbert_legacy_checkpoint() {
+    // The format of distilbert-base-multilingual-cased's pytorch_model.bin on the hub.
+    let dir = tempfile::tempdir().unwrap();
+    let c = check_suite("distilbert-legacy", dir.path(), &["DistilBertForMaskedLM-bin-legacy"]);
+    assert!(c[0].notes.is_empty() && c[0].logits.is_some(), "{c:?}");
 }
 
 #[test]

@@ -9,12 +9,16 @@ crossling reads (BERT, RoBERTa, XLM-R, DistilBERT, ELECTRA) in every layout and 
                                   ({"name", "class", "format", "mlm"}). Formats: st (model.safetensors), sharded
                                   (model-0000N-of-0000M.safetensors + model.safetensors.index.json, max_shard_size
                                   20KB), bin (torch.save of the state dict: pytorch_model.bin), bin-sharded
-                                  (pytorch_model-0000N-of-0000M.bin + pytorch_model.bin.index.json).
-                                  Suites: bert (BertForMaskedLM in every format), bert-model, bert-pretraining,
+                                  (pytorch_model-0000N-of-0000M.bin + pytorch_model.bin.index.json), bin-legacy
+                                  (pytorch_model.bin in torch.save's pre-1.6 format, as old hub checkpoints such as
+                                  bert-base-multilingual-cased's).
+                                  Suites: bert (BertForMaskedLM in every format), bert-model, bert-pretraining
+                                  (st and bin-legacy, mBERT's hub layout),
                                   bert-tasks (the five BERT task heads), roberta, xlm-roberta, distilbert, electra
                                   (…ForMaskedLM in st / sharded / bin, …Model and …ForSequenceClassification in st;
                                   ELECTRA: the discriminator ElectraForPreTraining in st / sharded / bin, ElectraModel,
-                                  ElectraForMaskedLM (the generator head), ElectraForSequenceClassification).
+                                  ElectraForMaskedLM (the generator head), ElectraForSequenceClassification),
+                                  distilbert-legacy (DistilBertForMaskedLM in bin-legacy).
                                   Then each saved folder is loaded back from disk as the class of its config.json
                                   (any missing, unexpected or mismatched key is an error) in eval mode with
                                   AutoTokenizer, and for line i of SENTENCES.txt DIR/<name>.reference.safetensors gets
@@ -134,12 +138,12 @@ def save(model, arch, tokenizer_dir, d, fmt):
     elif fmt == "sharded":
         model.save_pretrained(d, max_shard_size="20KB")
         assert os.path.isfile(os.path.join(d, "model.safetensors.index.json")), os.listdir(d)
-    elif fmt in ("bin", "bin-sharded"):
+    elif fmt in ("bin", "bin-sharded", "bin-legacy"):
         model.save_pretrained(d)
         os.remove(os.path.join(d, "model.safetensors"))
         state = model.state_dict()  # with tied copies (e.g. cls.predictions.decoder.weight), as old checkpoints
-        if fmt == "bin":
-            torch.save(state, os.path.join(d, "pytorch_model.bin"))
+        if fmt in ("bin", "bin-legacy"):
+            torch.save(state, os.path.join(d, "pytorch_model.bin"), _use_new_zipfile_serialization=fmt == "bin")
         else:
             names = list(state)
             half = len(names) // 2
@@ -163,7 +167,7 @@ def has_mlm_head(cls_name):
 SUITES = {
     "bert": [("BertForMaskedLM", f) for f in ("st", "sharded", "bin", "bin-sharded")],
     "bert-model": [("BertModel", "st"), ("BertModel", "bin")],
-    "bert-pretraining": [("BertForPreTraining", "st")],
+    "bert-pretraining": [("BertForPreTraining", "st"), ("BertForPreTraining", "bin-legacy")],
     "bert-tasks": [(c, "st") for c in ("BertForSequenceClassification", "BertForTokenClassification",
                                          "BertForQuestionAnswering", "BertForMultipleChoice",
                                          "BertForNextSentencePrediction")],
@@ -173,7 +177,8 @@ for _arch, _prefix in (("roberta", "Roberta"), ("xlm-roberta", "XLMRoberta"), ("
         (_prefix + "Model", "st"), (_prefix + "ForSequenceClassification", "st")]
 SUITES["electra"] = [("ElectraForPreTraining", f) for f in ("st", "sharded", "bin")] + [
     ("ElectraModel", "st"), ("ElectraForMaskedLM", "st"), ("ElectraForSequenceClassification", "st")]
-ARCH_OF = {"bert": "bert", "bert-model": "bert", "bert-pretraining": "bert", "bert-tasks": "bert",
+SUITES["distilbert-legacy"] = [("DistilBertForMaskedLM", "bin-legacy")]
+ARCH_OF = {"distilbert-legacy": "distilbert", "bert": "bert", "bert-model": "bert", "bert-pretraining": "bert", "bert-tasks": "bert",
            "roberta": "roberta", "xlm-roberta": "xlm-roberta", "distilbert": "distilbert", "electra": "electra"}
 
 

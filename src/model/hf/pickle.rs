@@ -1,12 +1,20 @@
-//! Reading a PyTorch `pytorch_model.bin` (`torch.save` of a state dict, PyTorch ≥ 1.6 zip format) without Python.
+//! Reading a PyTorch `pytorch_model.bin` (`torch.save` of a state dict) without Python, in both of its formats
+//! (torch/serialization.py, `_save` and `_legacy_save`):
 //!
-//! The file is a zip archive `<name>/data.pkl` + `<name>/data/<key>` (+ `byteorder`, `version`). `data.pkl` is a
-//! Python pickle (protocol 2) of a dict `name → torch._utils._rebuild_tensor_v2(storage, offset, size, stride,
-//! …)`, where each `storage` is a persistent id `('storage', torch.<Type>Storage, key, location, numel)` naming
-//! the raw little-endian bytes in `data/<key>`. This module runs the small subset of the pickle machine that
-//! such files use and rebuilds each tensor as `as_strided(storage, size, stride, offset)`. Anything else (a
-//! pickle that needs arbitrary Python objects, the legacy pre-1.6 format) is refused with a message saying how
-//! to convert the file to `model.safetensors`.
+//! - **zip** (PyTorch ≥ 1.6): a zip archive `<name>/data.pkl` + `<name>/data/<key>` (+ `byteorder`, `version`).
+//!   `data.pkl` is a Python pickle (protocol 2) of a dict `name → torch._utils._rebuild_tensor_v2(storage, offset,
+//!   size, stride, …)`, where each `storage` is a persistent id `('storage', torch.<Type>Storage, key, location,
+//!   numel)` naming the raw little-endian bytes in `data/<key>`.
+//! - **legacy** (before 1.6; old hub checkpoints such as bert-base-multilingual-cased's): five pickles in a row — the
+//!   magic number 0x1950a86a20f9469cfc6c, the protocol version, a dict of system facts (`little_endian`), the state
+//!   dict as above but with persistent ids `('storage', type, key, location, numel, view_metadata)`, and the list
+//!   of storage keys — then, for each key of that list in order, its element count as a little-endian int64 and its
+//!   raw bytes.
+//!
+//! This module runs the small subset of the pickle machine that such files use and rebuilds each tensor as
+//! `as_strided(storage, size, stride, offset)`. Anything else (a pickle that needs arbitrary Python objects, a
+//! big-endian file, a legacy storage view) is refused with a message saying how to convert the file to
+//! `model.safetensors`.
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
@@ -47,13 +55,28 @@ enum Value {
     Opaque(String),
 }
 
+/// The first pickle of a legacy file: protocol 2, `LONG1` of 10 bytes holding the magic number, `STOP`.
+const LEGACY_MAGIC: &[u8] = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19\x2e";
+
 /// Every tensor of the state dict in `path`, in file order.
 pub fn read_state_dict(path: &Path) -> Result<Vec<(String, Tensor)>> {
     let bad = |msg: String| Error::format_file(path, format!("{msg}; {CONVERT_HINT}"));
+    let mut head = [0u8; 4];
+    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).map_err(|e| Error::io(path, e))?;
+    if head[..n].starts_with(b"PK") {
+        read_zip(path, &bad)
+    } else if head[..n].starts_with(&LEGACY_MAGIC[..n.min(4)]) && n == 4 {
+        read_legacy(path, &bad)
+    } else {
+        Err(bad("neither a PyTorch zip checkpoint nor a legacy torch.save file".into()))
+    }
+}
+
+/// The zip format (see the module docs).
+fn read_zip(path: &Path, bad: &dyn Fn(String) -> Error) -> Result<Vec<(String, Tensor)>> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut zip = zip::ZipArchive::new(file).map_err(|e| {
-        bad(format!("not a PyTorch zip checkpoint ({e}); legacy pre-1.6 torch.save files are not supported"))
-    })?;
+    let mut zip =
+        zip::ZipArchive::new(file).map_err(|e| bad(format!("not a readable PyTorch zip checkpoint ({e})")))?;
     let pkl = zip
         .file_names()
         .find(|n| n.ends_with("/data.pkl") || *n == "data.pkl")
@@ -71,25 +94,10 @@ pub fn read_state_dict(path: &Path) -> Result<Vec<(String, Tensor)>> {
             return Err(bad("big-endian checkpoint".into()));
         }
     }
-    let root = Machine::new(&bytes).run().map_err(|m| bad(format!("{pkl}: {m}")))?;
-    let root = match root {
-        Value::Dict(items) => match items.iter().find(|(k, _)| matches!(k, Value::Str(s) if s == "state_dict")) {
-            Some((_, Value::Dict(inner))) => inner.clone(),
-            _ => items,
-        },
-        other => return Err(bad(format!("the pickle holds {}, not a state dict", describe(&other)))),
-    };
+    let root = state_dict(Machine::new(&bytes).run().map_err(|m| bad(format!("{pkl}: {m}")))?, bad)?;
     let mut storages: HashMap<String, Tensor> = HashMap::new();
-    let mut out = Vec::new();
-    for (k, v) in root {
-        let Value::Str(name) = k else { continue };
-        let Value::Tensor { key, kind, offset, size, stride } = v else {
-            if name.starts_with('_') {
-                continue;
-            }
-            return Err(bad(format!("entry '{name}' is {}, not a tensor", describe(&v))));
-        };
-        if !storages.contains_key(&key) {
+    for (_, key, kind, ..) in &root {
+        if !storages.contains_key(key) {
             let entry = format!("{prefix}data/{key}");
             let mut raw = Vec::new();
             zip.by_name(&entry)
@@ -99,10 +107,85 @@ pub fn read_state_dict(path: &Path) -> Result<Vec<(String, Tensor)>> {
             if raw.len() % elem != 0 {
                 return Err(bad(format!("storage {entry} has {} bytes, not a multiple of {elem}", raw.len())));
             }
-            let t = Tensor::from_data_size(&raw, &[(raw.len() / elem) as i64], kind);
-            storages.insert(key.clone(), t);
+            storages.insert(key.clone(), Tensor::from_data_size(&raw, &[(raw.len() / elem) as i64], *kind));
         }
-        let storage = &storages[&key];
+    }
+    rebuild(root, &storages, bad)
+}
+
+/// The legacy format (see the module docs).
+fn read_legacy(path: &Path, bad: &dyn Fn(String) -> Error) -> Result<Vec<(String, Tensor)>> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    if !bytes.starts_with(LEGACY_MAGIC) {
+        return Err(bad("not a legacy torch.save file (its first pickle is not the magic number)".into()));
+    }
+    let mut m = Machine::new(&bytes);
+    m.pos = LEGACY_MAGIC.len();
+    let mut next = |what: &str| m.run_one().map_err(|e| bad(format!("{what}: {e}")));
+    next("the protocol version")?;
+    if let Value::Dict(info) = next("the system facts")? {
+        let little = info.iter().find(|(k, _)| matches!(k, Value::Str(s) if s == "little_endian"));
+        if matches!(little, Some((_, Value::Bool(false)))) {
+            return Err(bad("big-endian checkpoint".into()));
+        }
+    }
+    let root = state_dict(next("the state dict")?, bad)?;
+    let Value::List(keys) = next("the list of storage keys")? else {
+        return Err(bad("the pickle after the state dict is not the list of storage keys".into()));
+    };
+    let kinds: HashMap<&str, Kind> = root.iter().map(|(_, key, kind, ..)| (key.as_str(), *kind)).collect();
+    let mut pos = m.pos;
+    let mut storages: HashMap<String, Tensor> = HashMap::new();
+    for key in keys {
+        let Value::Str(key) = key else { return Err(bad("a storage key is not a string".into())) };
+        let kind = *kinds.get(key.as_str()).ok_or_else(|| bad(format!("storage {key} is used by no tensor")))?;
+        let truncated = || bad(format!("truncated: storage {key} ends past the file's {} bytes", bytes.len()));
+        let count = bytes.get(pos..pos + 8).ok_or_else(truncated)?;
+        let numel = i64::from_le_bytes(count.try_into().expect("8 bytes"));
+        let len = usize::try_from(numel).map_err(|_| bad(format!("storage {key} has {numel} elements")))?;
+        let start = pos + 8;
+        let end = len.checked_mul(kind.elt_size_in_bytes()).and_then(|n| n.checked_add(start));
+        let raw = end.and_then(|e| bytes.get(start..e)).ok_or_else(truncated)?;
+        storages.insert(key, Tensor::from_data_size(raw, &[numel], kind));
+        pos = start + raw.len();
+    }
+    rebuild(root, &storages, bad)
+}
+
+/// A tensor of the state dict before its storage is read: name, storage key, kind, offset, size, stride.
+type Pending = (String, String, Kind, i64, Vec<i64>, Vec<i64>);
+
+/// The entries of a state-dict pickle (or of its `state_dict` entry) as pending tensors; names starting with `_`
+/// that are not tensors (metadata) are skipped, any other non-tensor is an error.
+fn state_dict(root: Value, bad: &dyn Fn(String) -> Error) -> Result<Vec<Pending>> {
+    let items = match root {
+        Value::Dict(items) => match items.iter().find(|(k, _)| matches!(k, Value::Str(s) if s == "state_dict")) {
+            Some((_, Value::Dict(inner))) => inner.clone(),
+            _ => items,
+        },
+        other => return Err(bad(format!("the pickle holds {}, not a state dict", describe(&other)))),
+    };
+    let mut out = Vec::new();
+    for (k, v) in items {
+        let Value::Str(name) = k else { continue };
+        match v {
+            Value::Tensor { key, kind, offset, size, stride } => out.push((name, key, kind, offset, size, stride)),
+            _ if name.starts_with('_') => {}
+            other => return Err(bad(format!("entry '{name}' is {}, not a tensor", describe(&other)))),
+        }
+    }
+    Ok(out)
+}
+
+/// Each pending tensor as a view of its storage, copied out.
+fn rebuild(
+    pending: Vec<Pending>,
+    storages: &HashMap<String, Tensor>,
+    bad: &dyn Fn(String) -> Error,
+) -> Result<Vec<(String, Tensor)>> {
+    let mut out = Vec::new();
+    for (name, key, _, offset, size, stride) in pending {
+        let storage = storages.get(&key).ok_or_else(|| bad(format!("tensor '{name}': storage {key} was not read")))?;
         let numel: i64 = storage.size()[0];
         let reach = offset + size.iter().zip(&stride).map(|(&n, &s)| (n - 1).max(0) * s).sum::<i64>();
         if size.iter().all(|&n| n > 0) && reach >= numel {
@@ -188,7 +271,16 @@ impl<'a> Machine<'a> {
         Ok(Value::Str(String::from_utf8_lossy(self.take(n)?).to_string()))
     }
 
+    /// Runs the pickle that starts at the current position, to its `STOP`.
     fn run(mut self) -> Step<Value> {
+        self.run_one()
+    }
+
+    /// Runs one pickle from the current position and leaves the position after its `STOP` (a legacy file holds
+    /// several in a row); each pickle has its own stack and memo.
+    fn run_one(&mut self) -> Step<Value> {
+        self.stack.clear();
+        self.memo.clear();
         loop {
             let op = self.u8()?;
             match op {
@@ -362,11 +454,17 @@ impl<'a> Machine<'a> {
 fn persistent(pid: Value) -> Step<Value> {
     let Value::Tuple(items) = pid else { return Err("persistent id is not a tuple".into()) };
     match items.as_slice() {
-        [Value::Str(tag), Value::Global(_, ty), Value::Str(key), _location, _numel] if tag == "storage" => {
+        // zip: ('storage', type, key, location, numel); legacy: the same and a view's metadata (None: no view).
+        [Value::Str(tag), Value::Global(_, ty), Value::Str(key), _location, _numel, rest @ ..]
+            if tag == "storage" && rest.len() <= 1 =>
+        {
+            if !matches!(rest, [] | [Value::None]) {
+                return Err(format!("storage {key} is a legacy storage view, which this reader does not rebuild"));
+            }
             let kind = storage_kind(ty).ok_or_else(|| format!("unsupported storage type {ty}"))?;
             Ok(Value::Storage { key: key.clone(), kind })
         }
-        _ => Err("persistent id is not ('storage', type, key, location, numel)".into()),
+        _ => Err("persistent id is not ('storage', type, key, location, numel[, view])".into()),
     }
 }
 
@@ -413,17 +511,57 @@ mod tests {
     use super::*;
 
     #[test]
-    fn not_a_zip_is_refused_with_a_hint() {
+    fn neither_format_is_refused_with_a_hint() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("pytorch_model.bin");
-        std::fs::write(&p, b"\x80\x02}q\x00.").unwrap();
+        for bytes in [&b"\x80\x02}q\x00."[..], b"{\"w\": 1}", b""] {
+            std::fs::write(&p, bytes).unwrap();
+            let e = read_state_dict(&p).unwrap_err().to_string();
+            assert!(
+                e.contains("pytorch_model.bin")
+                    && e.contains("neither a PyTorch zip checkpoint nor a legacy torch.save file")
+                    && e.contains("save_pretrained"),
+                "{e}"
+            );
+        }
+    }
+
+    /// tests/fixtures/legacy_checkpoint.bin, written by `torch.save(…, _use_new_zipfile_serialization=False)` (its
+    /// generator beside it): a tensor, its transpose and a tail view sharing one storage, and an int64 tensor.
+    fn legacy_fixture() -> Vec<u8> {
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/legacy_checkpoint.bin")).unwrap()
+    }
+
+    #[test]
+    fn a_legacy_checkpoint_reads_as_torch_wrote_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("pytorch_model.bin");
+        std::fs::write(&p, legacy_fixture()).unwrap();
+        let tensors = read_state_dict(&p).unwrap();
+        let names: Vec<&str> = tensors.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["w", "w_t", "tail", "ids"]);
+        let floats = |t: &Tensor| Vec::<f32>::try_from(t.flatten(0, -1)).unwrap();
+        assert_eq!(tensors[0].1.size(), [2, 3]);
+        assert_eq!(floats(&tensors[0].1), [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]);
+        assert_eq!(tensors[1].1.size(), [3, 2]);
+        assert_eq!(floats(&tensors[1].1), [0.0, 1.5, 0.5, 2.0, 1.0, 2.5]);
+        assert_eq!(floats(&tensors[2].1), [1.0, 1.5, 2.0, 2.5]);
+        assert_eq!(tensors[3].1.kind(), Kind::Int64);
+        assert_eq!(Vec::<i64>::try_from(&tensors[3].1).unwrap(), [7, -1, 40_000_000_000]);
+    }
+
+    #[test]
+    fn a_truncated_legacy_checkpoint_names_the_storage_and_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("pytorch_model.bin");
+        let full = legacy_fixture();
+        std::fs::write(&p, &full[..full.len() - 3]).unwrap();
         let e = read_state_dict(&p).unwrap_err().to_string();
-        assert!(
-            e.contains("pytorch_model.bin")
-                && e.contains("not a PyTorch zip checkpoint")
-                && e.contains("save_pretrained"),
-            "{e}"
-        );
+        assert!(e.contains("pytorch_model.bin") && e.contains("truncated: storage"), "{e}");
+        // Cut inside the state dict's pickle.
+        std::fs::write(&p, &full[..300]).unwrap();
+        let e = read_state_dict(&p).unwrap_err().to_string();
+        assert!(e.contains("the state dict: truncated pickle"), "{e}");
     }
 
     #[test]

@@ -75,7 +75,7 @@ impl Source {
 }
 
 /// The registry.
-pub const ENTRIES: [Entry; 2] = [E5_SMALL, XLM_ROBERTA_BASE];
+pub const ENTRIES: [Entry; 4] = [E5_SMALL, MBERT_CASED, DISTILMBERT_CASED, XLM_ROBERTA_BASE];
 
 const E5_SMALL: Entry = Entry {
     name: "e5-small",
@@ -97,6 +97,96 @@ const E5_SMALL: Entry = Entry {
     has_mlm_head: false,
     caveats: "4-bit weights (Q4_0, dequantized to f32; the package reports cosine 0.98-0.99 against the fp32 \
               original); contrastively fine-tuned, not an MLM objective; not mBERT",
+};
+
+/// Multilingual BERT, the model Liu et al. study, at the commit that added the safetensors variant (fdfce55; its one
+/// later commit, 3f076fd, only rewrote tokenizer_config.json). Its weights are the hub's legacy `torch.save` file
+/// (src/model/hf/pickle.rs reads it); every small file's sha256 is of bytes read from a verbatim copy of the hub's
+/// tree at that state, the weights' from their Git LFS pointer.
+const MBERT_CASED: Entry = Entry {
+    name: "bert-base-multilingual-cased",
+    source: Source::Hub {
+        repo: "google-bert/bert-base-multilingual-cased",
+        revision: "fdfce55e83dbed325647a63e7e1f5de19f0382ba",
+        files: &[
+            HubFile {
+                path: "config.json",
+                bytes: 625,
+                sha256: "4d10c2021c6b5fbe8b70698abc6ccc6691dc28d1bae9732f7fa1087782feba7e",
+            },
+            HubFile {
+                path: "pytorch_model.bin",
+                bytes: 714_314_041,
+                sha256: "3496a508a9a3511c8a55e4d0e6f471c70c68c2a8c4784b3b2b5dc16ffb87d238",
+            },
+            HubFile {
+                path: "tokenizer.json",
+                bytes: 1_961_828,
+                sha256: "f4a4d5bf7301717e261fafbe26e1eb967f6ba4cb3ae0ab7a29f4642ec229f386",
+            },
+            HubFile {
+                path: "tokenizer_config.json",
+                bytes: 29,
+                sha256: "adac4eb1158c23ecf85b5215105c1d0bcc42e34d6a9f82d637018f4b7f0b1aa2",
+            },
+            HubFile {
+                path: "vocab.txt",
+                bytes: 995_526,
+                sha256: "fe0fda7c425b48c516fc8f160d594c8022a0808447475c1a7c6d6479763f310c",
+            },
+        ],
+    },
+    licence: "Apache-2.0",
+    citation: "Devlin et al. 2019, BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding \
+               (NAACL 2019); the multilingual cased checkpoint of google-research/bert",
+    description: "Multilingual BERT (mBERT), cased: BERT architecture (post-LN), 12 layers × 768, 12 heads, FF 3072, \
+                  WordPiece vocabulary of 119,547, Wikipedia of 104 languages, MLM and next-sentence objectives; \
+                  with its MLM head",
+    has_mlm_head: true,
+    caveats: "the m-BERT of Liu et al. (who tokenize with its cased vocabulary, §3); Emerging's Table 1 models are \
+              bilingual MLMs, not mBERT; a 714 MB download",
+};
+
+/// DistilBERT's multilingual cased model (6 layers distilled from mBERT) at the hub's current commit; its weights
+/// are a legacy `torch.save` file. vocab.txt is left out (tokenizer.json holds the same vocabulary, and its bytes at
+/// this commit were not read); config.json's sha256 equals a published LFS record of the file.
+const DISTILMBERT_CASED: Entry = Entry {
+    name: "distilbert-base-multilingual-cased",
+    source: Source::Hub {
+        repo: "distilbert/distilbert-base-multilingual-cased",
+        revision: "45c032ab32cc946ad88a166f7cb282f58c753c2e",
+        files: &[
+            HubFile {
+                path: "config.json",
+                bytes: 466,
+                sha256: "67ab80c9a476e7c2d189cd03f95d297b04bd1d90e99765323af155ab6308960e",
+            },
+            HubFile {
+                path: "pytorch_model.bin",
+                bytes: 541_808_922,
+                sha256: "0b528805ec3a430d9b678885d87615ac86d1ef8f4e9292a1b08b88799da70ba4",
+            },
+            HubFile {
+                path: "tokenizer.json",
+                bytes: 1_961_828,
+                sha256: "f4a4d5bf7301717e261fafbe26e1eb967f6ba4cb3ae0ab7a29f4642ec229f386",
+            },
+            HubFile {
+                path: "tokenizer_config.json",
+                bytes: 49,
+                sha256: "0f6d13e6f4da6f9e24f22ada6bc3be571123d858d7c0c05a8a7cd55a9c23c2e8",
+            },
+        ],
+    },
+    licence: "Apache-2.0",
+    citation: "Sanh et al. 2019, DistilBERT, a distilled version of BERT: smaller, faster, cheaper and lighter \
+               (arXiv:1910.01108)",
+    description: "DistilBERT multilingual, cased: 6 layers × 768, 12 heads, FF 3072, no token types, distilled \
+                  from mBERT on the same Wikipedia of 104 languages; mBERT's WordPiece vocabulary of 119,547; \
+                  with its MLM head",
+    has_mlm_head: true,
+    caveats: "not mBERT: half its depth, trained by distillation from it; layer indices do not match mBERT's; \
+              a 542 MB download",
 };
 
 const XLM_ROBERTA_BASE: Entry = Entry {
@@ -354,7 +444,11 @@ mod tests {
                     for need in ["config.json", "tokenizer.json"] {
                         assert!(paths.contains(&need), "{}: no {need}", e.name);
                     }
-                    assert!(paths.iter().any(|p| p.ends_with(".safetensors")), "{}: no safetensors weights", e.name);
+                    assert!(
+                        paths.iter().any(|p| p.ends_with(".safetensors") || *p == "pytorch_model.bin"),
+                        "{}: no weights",
+                        e.name
+                    );
                     assert!(files.iter().all(|f| f.bytes > 0 && hex(f.sha256, 64)), "{}", e.name);
                     assert!(e.source.describe().contains(revision));
                 }
@@ -365,7 +459,13 @@ mod tests {
     #[test]
     fn unknown_names_list_the_known_ones() {
         let e = entry("mbert-base").unwrap_err().to_string();
-        assert!(e.contains("no model 'mbert-base' in the registry (known: e5-small, xlm-roberta-base)"), "{e}");
+        assert!(
+            e.contains(
+                "no model 'mbert-base' in the registry (known: e5-small, bert-base-multilingual-cased, \
+             distilbert-base-multilingual-cased, xlm-roberta-base)"
+            ),
+            "{e}"
+        );
         assert!(is_registry_name("e5-small") && !is_registry_name("/models/e5"));
         assert_eq!(resolve("/models/e5").unwrap(), PathBuf::from("/models/e5"));
     }
