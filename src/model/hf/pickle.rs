@@ -51,12 +51,14 @@ enum Value {
         stride: Vec<i64>,
     },
     Mark,
+    /// An integer too wide for `i64` (`LONG1` of more than 8 bytes), as its little-endian bytes.
+    BigInt(Vec<u8>),
     /// The result of calling something this reader does not model.
     Opaque(String),
 }
 
-/// The first pickle of a legacy file: protocol 2, `LONG1` of 10 bytes holding the magic number, `STOP`.
-const LEGACY_MAGIC: &[u8] = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19\x2e";
+/// The value of a legacy file's first pickle, 0x1950a86a20f9469cfc6c, as little-endian bytes.
+const LEGACY_MAGIC: [u8; 10] = [0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19];
 
 /// Every tensor of the state dict in `path`, in file order.
 pub fn read_state_dict(path: &Path) -> Result<Vec<(String, Tensor)>> {
@@ -65,8 +67,8 @@ pub fn read_state_dict(path: &Path) -> Result<Vec<(String, Tensor)>> {
     let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).map_err(|e| Error::io(path, e))?;
     if head[..n].starts_with(b"PK") {
         read_zip(path, &bad)
-    } else if head[..n].starts_with(&LEGACY_MAGIC[..n.min(4)]) && n == 4 {
-        read_legacy(path, &bad)
+    } else if head[..n].first() == Some(&0x80) {
+        read_legacy(path, &bad) // a pickle (PROTO opcode, any protocol): the legacy format or nothing
     } else {
         Err(bad("neither a PyTorch zip checkpoint nor a legacy torch.save file".into()))
     }
@@ -116,32 +118,41 @@ fn read_zip(path: &Path, bad: &dyn Fn(String) -> Error) -> Result<Vec<(String, T
 /// The legacy format (see the module docs).
 fn read_legacy(path: &Path, bad: &dyn Fn(String) -> Error) -> Result<Vec<(String, Tensor)>> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    if !bytes.starts_with(LEGACY_MAGIC) {
-        return Err(bad("not a legacy torch.save file (its first pickle is not the magic number)".into()));
-    }
     let mut m = Machine::new(&bytes);
-    m.pos = LEGACY_MAGIC.len();
+    if !matches!(m.run_one(), Ok(Value::BigInt(b)) if b == LEGACY_MAGIC) {
+        return Err(bad("neither a PyTorch zip checkpoint nor a legacy torch.save file (a pickle whose first value \
+                        is not torch's magic number 0x1950a86a20f9469cfc6c)"
+            .into()));
+    }
     let mut next = |what: &str| m.run_one().map_err(|e| bad(format!("{what}: {e}")));
     next("the protocol version")?;
-    if let Value::Dict(info) = next("the system facts")? {
-        let little = info.iter().find(|(k, _)| matches!(k, Value::Str(s) if s == "little_endian"));
-        if matches!(little, Some((_, Value::Bool(false)))) {
-            return Err(bad("big-endian checkpoint".into()));
-        }
+    let Value::Dict(info) = next("the system facts")? else {
+        return Err(bad("the third pickle, the system facts, is not a dict".into()));
+    };
+    let little = info.iter().find(|(k, _)| matches!(k, Value::Str(s) if s == "little_endian"));
+    if matches!(little, Some((_, Value::Bool(false)))) {
+        return Err(bad("big-endian checkpoint".into()));
     }
     let root = state_dict(next("the state dict")?, bad)?;
     let Value::List(keys) = next("the list of storage keys")? else {
         return Err(bad("the pickle after the state dict is not the list of storage keys".into()));
     };
-    let kinds: HashMap<&str, Kind> = root.iter().map(|(_, key, kind, ..)| (key.as_str(), *kind)).collect();
+    // Every storage the state-dict pickle named (an unused one, e.g. of an optimizer's state, is read and dropped).
+    let named = std::mem::take(&mut m.storages);
     let mut pos = m.pos;
     let mut storages: HashMap<String, Tensor> = HashMap::new();
     for key in keys {
         let Value::Str(key) = key else { return Err(bad("a storage key is not a string".into())) };
-        let kind = *kinds.get(key.as_str()).ok_or_else(|| bad(format!("storage {key} is used by no tensor")))?;
+        let &(kind, want) = named.get(&key).ok_or_else(|| bad(format!("storage {key} is named by no tensor")))?;
         let truncated = || bad(format!("truncated: storage {key} ends past the file's {} bytes", bytes.len()));
         let count = bytes.get(pos..pos + 8).ok_or_else(truncated)?;
         let numel = i64::from_le_bytes(count.try_into().expect("8 bytes"));
+        if want.is_some_and(|w| w != numel) {
+            return Err(bad(format!(
+                "storage {key} holds {numel} elements where the pickle says {}",
+                want.unwrap_or(0)
+            )));
+        }
         let len = usize::try_from(numel).map_err(|_| bad(format!("storage {key} has {numel} elements")))?;
         let start = pos + 8;
         let end = len.checked_mul(kind.elt_size_in_bytes()).and_then(|n| n.checked_add(start));
@@ -225,13 +236,15 @@ struct Machine<'a> {
     pos: usize,
     stack: Vec<Value>,
     memo: HashMap<u32, Value>,
+    /// Every storage a persistent id named: key → kind and element count (when the id gives it).
+    storages: HashMap<String, (Kind, Option<i64>)>,
 }
 
 type Step<T> = std::result::Result<T, String>;
 
 impl<'a> Machine<'a> {
     fn new(data: &'a [u8]) -> Self {
-        Machine { data, pos: 0, stack: Vec::new(), memo: HashMap::new() }
+        Machine { data, pos: 0, stack: Vec::new(), memo: HashMap::new(), storages: HashMap::new() }
     }
 
     fn take(&mut self, n: usize) -> Step<&'a [u8]> {
@@ -314,7 +327,8 @@ impl<'a> Machine<'a> {
                     let n = self.u8()? as usize;
                     let b = self.take(n)?;
                     if n > 8 {
-                        return Err(format!("integer of {n} bytes"));
+                        self.stack.push(Value::BigInt(b.to_vec()));
+                        continue;
                     }
                     let mut buf = if b.last().is_some_and(|&x| x & 0x80 != 0) { [0xffu8; 8] } else { [0u8; 8] };
                     buf[..n].copy_from_slice(b);
@@ -430,7 +444,11 @@ impl<'a> Machine<'a> {
                 }
                 b'Q' => {
                     let pid = self.pop()?;
-                    self.stack.push(persistent(pid)?);
+                    let (storage, numel) = persistent(pid)?;
+                    if let Value::Storage { key, kind } = &storage {
+                        self.storages.insert(key.clone(), (*kind, numel));
+                    }
+                    self.stack.push(storage);
                 }
                 b'R' => {
                     let args = self.pop()?;
@@ -451,18 +469,20 @@ impl<'a> Machine<'a> {
     }
 }
 
-fn persistent(pid: Value) -> Step<Value> {
+/// The storage a persistent id names, and its element count when the id gives it as an integer.
+fn persistent(pid: Value) -> Step<(Value, Option<i64>)> {
     let Value::Tuple(items) = pid else { return Err("persistent id is not a tuple".into()) };
     match items.as_slice() {
         // zip: ('storage', type, key, location, numel); legacy: the same and a view's metadata (None: no view).
-        [Value::Str(tag), Value::Global(_, ty), Value::Str(key), _location, _numel, rest @ ..]
+        [Value::Str(tag), Value::Global(_, ty), Value::Str(key), _location, numel, rest @ ..]
             if tag == "storage" && rest.len() <= 1 =>
         {
             if !matches!(rest, [] | [Value::None]) {
                 return Err(format!("storage {key} is a legacy storage view, which this reader does not rebuild"));
             }
             let kind = storage_kind(ty).ok_or_else(|| format!("unsupported storage type {ty}"))?;
-            Ok(Value::Storage { key: key.clone(), kind })
+            let numel = if let Value::Int(n) = numel { Some(*n) } else { None };
+            Ok((Value::Storage { key: key.clone(), kind }, numel))
         }
         _ => Err("persistent id is not ('storage', type, key, location, numel[, view])".into()),
     }
@@ -548,6 +568,32 @@ mod tests {
         assert_eq!(floats(&tensors[2].1), [1.0, 1.5, 2.0, 2.5]);
         assert_eq!(tensors[3].1.kind(), Kind::Int64);
         assert_eq!(Vec::<i64>::try_from(&tensors[3].1).unwrap(), [7, -1, 40_000_000_000]);
+    }
+
+    #[test]
+    fn a_legacy_checkpoint_dict_with_other_storages_and_protocol_4_reads() {
+        // {"state_dict": the same tensors, "optimizer": {"step": 5 doubles}}, pickled with protocol 4 (FRAME).
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("pytorch_model.bin");
+        let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/legacy_checkpoint_nested_p4.bin");
+        std::fs::copy(fixture, &p).unwrap();
+        let tensors = read_state_dict(&p).unwrap();
+        let names: Vec<&str> = tensors.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["w", "w_t", "tail", "ids"]);
+        assert_eq!(Vec::<f32>::try_from(tensors[2].1.shallow_clone()).unwrap(), [1.0, 1.5, 2.0, 2.5]);
+    }
+
+    #[test]
+    fn a_storage_whose_count_disagrees_with_its_pickle_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("pytorch_model.bin");
+        let mut bytes = legacy_fixture();
+        // The keys' list ends with APPENDS, STOP; the first storage's int64 element count (6) follows.
+        let at = bytes.windows(10).position(|w| w == [b'e', b'.', 6, 0, 0, 0, 0, 0, 0, 0]).unwrap() + 2;
+        bytes[at] = 5;
+        std::fs::write(&p, &bytes).unwrap();
+        let e = read_state_dict(&p).unwrap_err().to_string();
+        assert!(e.contains("holds 5 elements where the pickle says 6"), "{e}");
     }
 
     #[test]
