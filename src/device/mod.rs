@@ -8,6 +8,7 @@ use serde::Serialize;
 pub mod allocator;
 mod autocast;
 pub mod compute;
+pub mod machine;
 pub mod vector_math;
 
 pub use compute::{resolve_device, Compute, Precision};

@@ -179,7 +179,7 @@ pub fn make_plan(req: &PlanRequest) -> Result<Plan> {
         })?;
         let recorder: SharedRecorder = Arc::new(Mutex::new(Recorder::default()));
         let mut stopped = Vec::new();
-        let (started, clock) = (crate::script::runner::Started::now(), super::state::JobClock::start());
+        let (started, clock) = (crate::script::runner::Started::now(&script)?, super::state::JobClock::start());
         let seeds = opts.seed_list();
         let (mut runs, mut log) = (Vec::new(), Vec::new());
         for &seed in &seeds {

@@ -63,7 +63,12 @@ pub struct Provenance {
     /// not across counts (float reduction order). Absent in records made before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<i64>,
-    /// Script path relative to the project, and its sha256.
+    /// The CPU model and logical CPUs ([`crate::device::machine::cpu_description`]): the same code, data, seed and
+    /// threads can give other floats on another CPU. Absent in records made before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+    /// Script path relative to the project, and its sha256 as the run started (a change while it ran is noted in
+    /// the log, and the record then reads as made by an earlier version of the script).
     pub script: String,
     pub script_sha256: String,
     /// UTC start time (RFC 3339).

@@ -88,7 +88,7 @@ pub fn run_script(script: &Path, id: &str, opts: &RunOptions) -> Result<FigureRe
     refuse_other_scale(&opts.out_dir.join(format!("{id}.json")), opts.scale, opts.force)?;
     // Before the runs, so that a folder that cannot be made stops the command before hours of work.
     std::fs::create_dir_all(opts.out_dir.join("logs")).map_err(|e| Error::io(&opts.out_dir, e))?;
-    let started = Started::now();
+    let started = Started::now(script)?;
     let seeds = opts.seed_list();
     let mut runs = Vec::with_capacity(seeds.len());
     let mut log = Vec::new();
@@ -117,16 +117,22 @@ pub(crate) fn seed_header(id: &str, done: usize, of: usize, seed: u64) -> String
     format!("== {id}: seed {seed} ({} of {of})", done + 1)
 }
 
-/// The revision, time and clock of a run as it starts (edits made while it runs do not describe it).
+/// The revision, script hash, time and clock of a run as it starts (edits made while it runs do not describe it).
 pub(crate) struct Started {
     revision: String,
+    script_sha256: String,
     at: String,
     clock: Instant,
 }
 
 impl Started {
-    pub(crate) fn now() -> Self {
-        Started { revision: git_revision(crate::paths::crate_dir()), at: now_utc(), clock: Instant::now() }
+    pub(crate) fn now(script: &Path) -> Result<Self> {
+        Ok(Started {
+            revision: git_revision(crate::paths::crate_dir()),
+            script_sha256: crate::data::resolve::hash_file(script, false)?.1,
+            at: now_utc(),
+            clock: Instant::now(),
+        })
     }
 }
 
@@ -146,12 +152,21 @@ pub(crate) fn finish_record(
     id: &str,
     opts: &RunOptions,
     mut runs: Vec<FigureRecord>,
-    log: Vec<String>,
+    mut log: Vec<String>,
     started: Started,
 ) -> Result<FigureRecord> {
     let seeds = opts.seed_list();
     if runs.len() != seeds.len() {
         return Err(Error::Invalid(format!("{id}: {} runs for {} seeds", runs.len(), seeds.len())));
+    }
+    let now = crate::data::resolve::hash_file(script, false)?.1;
+    if now != started.script_sha256 {
+        log.push(format!(
+            "note: {} changed while the run went on (sha256 {} at the start, {now} at the end); the record keeps the \
+             start's, so it reads as made by an earlier version of the script",
+            script.display(),
+            started.script_sha256
+        ));
     }
     std::fs::create_dir_all(&opts.out_dir).map_err(|e| Error::io(&opts.out_dir, e))?;
     write_log(&opts.out_dir, id, &log)?;
@@ -189,8 +204,9 @@ pub(crate) fn finish_record(
     p.seeds = seeds;
     p.device = opts.compute.describe();
     p.threads = Some(i64::from(tch::get_num_threads()));
+    p.machine = Some(crate::device::machine::cpu_description());
     p.script = script.strip_prefix(project).unwrap_or(script).display().to_string();
-    p.script_sha256 = crate::data::resolve::hash_file(script, false)?.1;
+    p.script_sha256 = started.script_sha256;
     p.started_at = started.at;
     p.wall_time_s = (started.clock.elapsed().as_secs_f64() * 10.0).round() / 10.0;
     p.log = log;
@@ -268,6 +284,30 @@ fn run_once(script: &Path, id: &str, opts: &RunOptions, seed: u64) -> (Result<Fi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_record_keeps_the_script_hash_of_its_start_and_names_its_machine() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("mine.rhai");
+        std::fs::write(&script, "let x = 1;\n").unwrap();
+        let (_, at_start) = crate::data::resolve::hash_file(&script, false).unwrap();
+        let started = Started::now(&script).unwrap();
+        std::fs::write(&script, "let x = 2;\n").unwrap(); // edited while the run goes on
+        let opts = RunOptions::figure(Scale::Smoke, dir.path().join("out"));
+        let run = FigureRecord {
+            format: crate::report::record::RECORD_FORMAT,
+            caption: "A record with nothing in it, smoke scale.".into(),
+            ..Default::default()
+        };
+        let rec = finish_record(&script, "mine", &opts, vec![run], Vec::new(), started).unwrap();
+        assert_eq!(rec.provenance.script_sha256, at_start);
+        assert!(
+            rec.provenance.log.iter().any(|l| l.contains("changed while the run went on")),
+            "{:?}",
+            rec.provenance.log
+        );
+        assert!(rec.provenance.machine.as_deref().is_some_and(|m| m.contains("logical CPU")));
+    }
 
     #[test]
     fn a_record_of_another_scale_is_kept_unless_forced() {
