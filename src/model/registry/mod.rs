@@ -99,6 +99,13 @@ const E5_SMALL: Entry = Entry {
               original); contrastively fine-tuned, not an MLM objective; not mBERT",
 };
 
+/// mBERT's cased WordPiece `tokenizer.json`; DistilBERT's multilingual model ships the same file byte for byte.
+const MBERT_TOKENIZER_JSON: HubFile = HubFile {
+    path: "tokenizer.json",
+    bytes: 1_961_828,
+    sha256: "f4a4d5bf7301717e261fafbe26e1eb967f6ba4cb3ae0ab7a29f4642ec229f386",
+};
+
 /// Multilingual BERT, the model Liu et al. study, at the commit that added the safetensors variant (fdfce55; its one
 /// later commit, 3f076fd, only rewrote tokenizer_config.json). Its weights are the hub's legacy `torch.save` file
 /// (src/model/hf/pickle.rs reads it); every small file's sha256 is of bytes read from a verbatim copy of the hub's
@@ -119,11 +126,7 @@ const MBERT_CASED: Entry = Entry {
                 bytes: 714_314_041,
                 sha256: "3496a508a9a3511c8a55e4d0e6f471c70c68c2a8c4784b3b2b5dc16ffb87d238",
             },
-            HubFile {
-                path: "tokenizer.json",
-                bytes: 1_961_828,
-                sha256: "f4a4d5bf7301717e261fafbe26e1eb967f6ba4cb3ae0ab7a29f4642ec229f386",
-            },
+            MBERT_TOKENIZER_JSON,
             HubFile {
                 path: "tokenizer_config.json",
                 bytes: 29,
@@ -166,11 +169,7 @@ const DISTILMBERT_CASED: Entry = Entry {
                 bytes: 541_808_922,
                 sha256: "0b528805ec3a430d9b678885d87615ac86d1ef8f4e9292a1b08b88799da70ba4",
             },
-            HubFile {
-                path: "tokenizer.json",
-                bytes: 1_961_828,
-                sha256: "f4a4d5bf7301717e261fafbe26e1eb967f6ba4cb3ae0ab7a29f4642ec229f386",
-            },
+            MBERT_TOKENIZER_JSON,
             HubFile {
                 path: "tokenizer_config.json",
                 bytes: 49,
