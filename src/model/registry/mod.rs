@@ -107,9 +107,9 @@ const MBERT_TOKENIZER_JSON: HubFile = HubFile {
 };
 
 /// Multilingual BERT, the model Liu et al. study, at the commit that added the safetensors variant (fdfce55; its one
-/// later commit, 3f076fd, only rewrote tokenizer_config.json). Its weights are the hub's legacy `torch.save` file
-/// (src/model/hf/pickle.rs reads it); every small file's sha256 is of bytes read from a verbatim copy of the hub's
-/// tree at that state, the weights' from their Git LFS pointer.
+/// later commit, 3f076fd, only rewrote tokenizer_config.json). Its weights were saved before PyTorch 1.6, so most
+/// likely in `torch.save`'s legacy format (src/model/hf/pickle.rs reads both); every small file's sha256 is of bytes
+/// read from a verbatim copy of the hub's tree at that state, the weights' from their Git LFS pointer.
 const MBERT_CASED: Entry = Entry {
     name: "bert-base-multilingual-cased",
     source: Source::Hub {
@@ -150,9 +150,9 @@ const MBERT_CASED: Entry = Entry {
               bilingual MLMs, not mBERT; a 714 MB download",
 };
 
-/// DistilBERT's multilingual cased model (6 layers distilled from mBERT) at the hub's current commit; its weights
-/// are a legacy `torch.save` file. vocab.txt is left out (tokenizer.json holds the same vocabulary, and its bytes at
-/// this commit were not read); config.json's sha256 equals a published LFS record of the file.
+/// DistilBERT's multilingual cased model (6 layers distilled from mBERT) at the hub's current commit; its weights,
+/// like mBERT's, predate PyTorch 1.6's zip format. vocab.txt is left out (tokenizer.json holds the same vocabulary,
+/// and its bytes at this commit were not read); config.json's sha256 equals a published LFS record of the file.
 const DISTILMBERT_CASED: Entry = Entry {
     name: "distilbert-base-multilingual-cased",
     source: Source::Hub {
