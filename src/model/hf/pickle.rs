@@ -147,11 +147,8 @@ fn read_legacy(path: &Path, bad: &dyn Fn(String) -> Error) -> Result<Vec<(String
         let truncated = || bad(format!("truncated: storage {key} ends past the file's {} bytes", bytes.len()));
         let count = bytes.get(pos..pos + 8).ok_or_else(truncated)?;
         let numel = i64::from_le_bytes(count.try_into().expect("8 bytes"));
-        if want.is_some_and(|w| w != numel) {
-            return Err(bad(format!(
-                "storage {key} holds {numel} elements where the pickle says {}",
-                want.unwrap_or(0)
-            )));
+        if let Some(w) = want.filter(|&w| w != numel) {
+            return Err(bad(format!("storage {key} holds {numel} elements where the pickle says {w}")));
         }
         let len = usize::try_from(numel).map_err(|_| bad(format!("storage {key} has {numel} elements")))?;
         let start = pos + 8;
